@@ -1,0 +1,142 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyError } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config/schema.js';
+import { openStore, type Store } from './store/db.js';
+import { KeysRepo } from './store/repos/keys.js';
+import { ModelsRepo } from './store/repos/models.js';
+import { ReservationsRepo } from './store/repos/reservations.js';
+import { Authenticator } from './auth/authenticator.js';
+import { registerAuth } from './auth/hook.js';
+import { Catalog } from './relay/catalog.js';
+import { registerSecret } from './http/redact.js';
+import { GatewayError, errorBody, familyOf } from './http/errors.js';
+import { registerModelRoutes } from './routes/models.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { startSimulator, type Simulator } from './simulator/server.js';
+
+/** Everything the routes need, built once per process. */
+export interface Services {
+  config: Config;
+  store: Store;
+  keys: KeysRepo;
+  models: ModelsRepo;
+  reservations: ReservationsRepo;
+  authenticator: Authenticator;
+  catalog: Catalog;
+  /** The in-process simulator, when the config embeds one. */
+  simulator: Simulator | null;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  /** Skip starting the embedded simulator even if the config asks for it. */
+  noSimulator?: boolean;
+}
+
+export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
+  let simulator: Simulator | null = null;
+  if (config.simulator.embedded && !opts.noSimulator) {
+    simulator = await startSimulator({ port: config.simulator.port, videoSeconds: config.simulator.video_seconds, urlTtlS: config.simulator.url_ttl_s });
+  }
+  // A simulator channel without a base_url points at the in-process simulator.
+  for (const ch of config.channels) {
+    registerSecret(ch.api_key);
+    if (ch.type === 'simulator' && !ch.base_url) {
+      if (!simulator) throw new GatewayConfigError(`channel "${ch.name}": a simulator channel needs base_url unless simulator.embedded is true`);
+      ch.base_url = simulator.url;
+    }
+  }
+  let store: Store;
+  try {
+    store = await openStore(config.database.url);
+  } catch (err) {
+    await simulator?.close();
+    throw err;
+  }
+  const keys = new KeysRepo(store.db);
+  const models = new ModelsRepo(store.db);
+  const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
+  const catalog = new Catalog(config, firstSeen);
+  return {
+    config,
+    store,
+    keys,
+    models,
+    reservations: new ReservationsRepo(store.db),
+    authenticator: new Authenticator(keys),
+    catalog,
+    simulator,
+    async close() {
+      await store.close();
+      await simulator?.close();
+    },
+  };
+}
+
+export class GatewayConfigError extends Error {}
+
+export interface AppOptions {
+  /** Where log lines go (tests capture them); stdout when absent. */
+  logStream?: DestinationStream;
+}
+
+export function buildApp(services: Services, opts: AppOptions = {}): FastifyInstance {
+  const { config } = services;
+  const app = Fastify({
+    logger: {
+      level: config.log.level,
+      // Keys must never reach a log line, whatever a future log call includes.
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+    },
+    // Per-request log lines cost throughput; the usage ledger records every request instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: Math.floor(config.server.body_limit_mb * 1024 * 1024),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+
+  app.setErrorHandler((err: FastifyError | GatewayError, request, reply) => {
+    const g = toGatewayError(err);
+    if (g.status >= 500) request.log.error({ err: { message: err.message, code: (err as FastifyError).code } }, 'request failed');
+    for (const [k, v] of Object.entries(g.headers)) reply.header(k, v);
+    return reply.code(g.status).send(errorBody(familyOf(request.url), g));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const g = new GatewayError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+    return reply.code(404).send(errorBody(familyOf(request.url), g));
+  });
+
+  registerAuth(app, services.authenticator);
+  registerHealthRoutes(app, services.store);
+  registerModelRoutes(app, services.catalog);
+  return app;
+}
+
+/** Maps anything thrown in a request to the gateway's status table. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const e = err as FastifyError & { validation?: unknown };
+  if (e && e.validation) return new GatewayError(400, 'invalid_request', `Invalid request: ${e.message}`);
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError(413, 'request_too_large', 'The request body is larger than this gateway accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError(400, 'invalid_request', 'The request body must be JSON (Content-Type: application/json).');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError(400, 'invalid_request', 'The request body is empty; a JSON object is required.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError(400, 'invalid_request', 'The Content-Length header does not match the body.');
+    default:
+      break;
+  }
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    // Fastify's own 4xx (bad JSON, bad headers, …): keep the status, give a clean message.
+    const message = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/i.test(e.message ?? '') ? 'The request body is not valid JSON.' : 'Bad request.';
+    return new GatewayError(status, 'invalid_request', message);
+  }
+  return new GatewayError(500, 'internal_error', 'The gateway failed to handle this request.');
+}

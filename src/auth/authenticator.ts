@@ -1,0 +1,72 @@
+import { hashApiKey, hashesEqual, looksLikeApiKey } from './keys.js';
+import type { Principal } from './principal.js';
+import { keyModels, type ApiKeyRow, type KeysRepo } from '../store/repos/keys.js';
+
+interface CacheEntry {
+  row: ApiKeyRow;
+  principal: Principal;
+  until: number;
+}
+
+/**
+ * Turns a presented key into a Principal. Known keys are cached for `ttlMs` so the hot path does
+ * not query the database on every request; a revocation or expiry made elsewhere (the CLI,
+ * another instance) therefore takes effect within that time. Unknown keys are never cached.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly keys: KeysRepo,
+    private readonly ttlMs = 2000,
+    private readonly maxEntries = 10000,
+  ) {}
+
+  async authenticate(presented: string | undefined, now = Date.now()): Promise<Principal | null> {
+    if (!presented || !looksLikeApiKey(presented)) return null;
+    const hash = hashApiKey(presented);
+    let entry = this.cache.get(hash);
+    if (!entry || entry.until <= now) {
+      const row = await this.keys.findByHash(hash);
+      if (!row || !hashesEqual(row.key_hash, hash)) {
+        this.cache.delete(hash);
+        return null;
+      }
+      entry = { row, principal: toPrincipal(row), until: now + this.ttlMs };
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(hash, entry);
+    }
+    const { row } = entry;
+    if (row.revoked_at !== null) return null;
+    if (row.expires_at !== null && Number(row.expires_at) <= now) return null;
+    return entry.principal;
+  }
+
+  /** Forget cached keys (after a revoke in this process). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+}
+
+function toPrincipal(row: ApiKeyRow): Principal {
+  const models = keyModels(row);
+  return {
+    keyId: row.id,
+    name: row.name,
+    models: models ? new Set(models) : null,
+    rpm: Number(row.rpm),
+    concurrency: Number(row.concurrency),
+    limitedCredit: row.credit_micros !== null,
+  };
+}
+
+/** The key from `Authorization: Bearer <key>` or `x-api-key: <key>`. */
+export function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const auth = headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  const x = headers['x-api-key'];
+  return typeof x === 'string' ? x.trim() : undefined;
+}

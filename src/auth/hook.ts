@@ -1,0 +1,31 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errors } from '../http/errors.js';
+import type { Principal } from './principal.js';
+import { presentedKey, type Authenticator } from './authenticator.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The route needs a valid key. */
+    auth?: boolean;
+  }
+}
+
+/** Rejects a request to an `auth: true` route unless it carries a valid, live key. */
+export function registerAuth(app: FastifyInstance, authenticator: Authenticator): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (!request.routeOptions.config?.auth) return;
+    const principal = await authenticator.authenticate(presentedKey(request.headers));
+    if (!principal) throw errors.invalidApiKey();
+    request.principal = principal;
+  });
+}
+
+/** The principal of an authenticated route (registerAuth guarantees it is set). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw errors.invalidApiKey();
+  return request.principal;
+}

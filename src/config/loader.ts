@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { Value } from '@sinclair/typebox/value';
+import { ConfigSchema, type Config } from './schema.js';
+import { embeddedDefault } from './defaults.js';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Replaces `${VAR}` and `${VAR:-fallback}` inside every string value of the parsed file. */
+export function interpolate(value: unknown, env: Env, path = ''): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError(`config: ${path || '(root)'}: environment variable ${name} is not set`);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, `${path}[${i}]`));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, path ? `${path}.${k}` : k);
+    return out;
+  }
+  return value;
+}
+
+function pointerToPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
+function applyEnvOverrides(raw: Record<string, unknown>, env: Env): void {
+  const section = (name: string): Record<string, unknown> => {
+    const s = raw[name];
+    if (s && typeof s === 'object' && !Array.isArray(s)) return s as Record<string, unknown>;
+    const fresh: Record<string, unknown> = {};
+    raw[name] = fresh;
+    return fresh;
+  };
+  if (env.PORT !== undefined && env.PORT !== '') {
+    const port = Number(env.PORT);
+    if (!Number.isInteger(port)) throw new ConfigError(`config: PORT: must be an integer, got "${env.PORT}"`);
+    section('server').port = port;
+  }
+  if (env.HOST) section('server').host = env.HOST;
+  if (env.DATABASE_URL) section('database').url = env.DATABASE_URL;
+  if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
+  if (env.LOG_LEVEL) section('log').level = env.LOG_LEVEL;
+}
+
+/** Validates a parsed (and interpolated) config object, filling defaults. Throws ConfigError naming the field. */
+export function validateConfig(raw: unknown, source = 'config'): Config {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${source}: the file must hold a YAML mapping`);
+  const withDefaults = Value.Default(ConfigSchema, structuredClone(raw));
+  const first = Value.Errors(ConfigSchema, withDefaults).First();
+  if (first) {
+    const field = pointerToPath(first.path) || '(root)';
+    const extra = first.message.startsWith('Unexpected property') ? 'unknown field' : first.message;
+    throw new ConfigError(`${source}: ${field}: ${extra}`);
+  }
+  const config = withDefaults as Config;
+  checkCrossReferences(config, source);
+  return config;
+}
+
+function checkCrossReferences(config: Config, source: string): void {
+  const names = new Set<string>();
+  config.channels.forEach((ch, i) => {
+    const at = `${source}: channels[${i}]`;
+    if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
+    names.add(ch.name);
+    if (ch.type !== 'simulator' && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
+    ch.models.forEach((m, j) => {
+      if (!config.models[m]) throw new ConfigError(`${at}.models[${j}]: model "${m}" is not declared under models`);
+    });
+    for (const m of Object.keys(ch.model_map)) {
+      if (!ch.models.includes(m)) throw new ConfigError(`${at}.model_map.${m}: model is not in this channel's models`);
+    }
+  });
+  for (const [id, model] of Object.entries(config.models)) {
+    if (model.kind === 'video' && !model.modes) throw new ConfigError(`${source}: models.${id}.modes: required for a video model`);
+    if (model.kind !== 'video' && model.modes) throw new ConfigError(`${source}: models.${id}.modes: only a video model has modes`);
+  }
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Where it came from: a file path, or "embedded default". */
+  source: string;
+}
+
+/** Reads MEDIAGATE_CONFIG (or the given path), or builds the embedded default when there is none. */
+export function loadConfig(env: Env = process.env, path = env.MEDIAGATE_CONFIG): LoadedConfig {
+  let raw: Record<string, unknown>;
+  let source: string;
+  if (path) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(text) ?? {};
+    } catch (err) {
+      throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path}: the file must hold a YAML mapping`);
+    raw = interpolate(parsed, env) as Record<string, unknown>;
+    source = path;
+  } else {
+    raw = embeddedDefault(env) as Record<string, unknown>;
+    source = 'embedded default';
+  }
+  applyEnvOverrides(raw, env);
+  return { config: validateConfig(raw, path ?? 'config'), source };
+}

@@ -1,0 +1,154 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+// The one description of mediagate.yaml. Defaults live here so docs/configuration.md,
+// the loader and the embedded default all agree.
+
+const Int = (opts: { minimum?: number; maximum?: number; default?: number } = {}) => Type.Integer(opts);
+
+export const ChannelType = Type.Union([
+  Type.Literal('openai'),
+  Type.Literal('anthropic'),
+  Type.Literal('ark'),
+  Type.Literal('simulator'),
+]);
+
+export const ChannelSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
+    type: ChannelType,
+    // Omitted only for a `simulator` channel: it then points at the in-process simulator.
+    base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    api_key: Type.Optional(Type.String()),
+    priority: Int({ default: 0 }),
+    weight: Int({ minimum: 1, default: 1 }),
+    enabled: Type.Boolean({ default: true }),
+    models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    // gateway model id -> upstream model id
+    model_map: Type.Record(Type.String(), Type.String(), { default: {} }),
+    // At most this many video-task polls in flight against this channel.
+    poll_concurrency: Int({ minimum: 1, default: 8 }),
+  },
+  { additionalProperties: false },
+);
+
+export const ModelKind = Type.Union([Type.Literal('chat'), Type.Literal('image'), Type.Literal('video')]);
+export const VideoMode = Type.Union([
+  Type.Literal('text'),
+  Type.Literal('first_frame'),
+  Type.Literal('first_last_frame'),
+  Type.Literal('reference_image'),
+]);
+
+export const PriceSchema = Type.Object(
+  {
+    // chat, USD per million tokens
+    input_per_million: Type.Optional(Type.Number({ minimum: 0 })),
+    output_per_million: Type.Optional(Type.Number({ minimum: 0 })),
+    // image, USD per image
+    per_image: Type.Optional(Type.Number({ minimum: 0 })),
+    // video, USD per million video tokens
+    per_million_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ModelSchema = Type.Object(
+  {
+    kind: ModelKind,
+    // Defaults to "mediagate" when absent.
+    owned_by: Type.Optional(Type.String({ minLength: 1 })),
+    created: Type.Optional(Type.Integer({ minimum: 0 })),
+    modes: Type.Optional(Type.Array(VideoMode, { minItems: 1 })),
+    // Overrides the supported_endpoint_types derived from `kind`.
+    endpoint_types: Type.Optional(Type.Array(Type.String())),
+    // Requests per minute across all keys; 0 = no model limit (then limits.model_rpm applies).
+    rpm: Type.Optional(Type.Integer({ minimum: 0 })),
+    price: Type.Optional(PriceSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Type.Object(
+      {
+        host: Type.String({ default: '127.0.0.1' }),
+        port: Int({ minimum: 0, maximum: 65535, default: 8080 }),
+        body_limit_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
+        // Seconds to wait for in-flight requests on SIGTERM/SIGINT.
+        shutdown_grace_s: Type.Number({ minimum: 0, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    database: Type.Object(
+      { url: Type.String({ minLength: 1, default: 'sqlite:./data/mediagate.db' }) },
+      { additionalProperties: false, default: {} },
+    ),
+    redis: Type.Object(
+      {
+        url: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+        key_prefix: Type.String({ default: 'mediagate:' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    log: Type.Object(
+      { level: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }) },
+      { additionalProperties: false, default: {} },
+    ),
+    simulator: Type.Object(
+      {
+        // Run the simulator in-process on a loopback port (the embedded default does).
+        embedded: Type.Boolean({ default: false }),
+        port: Int({ minimum: 0, maximum: 65535, default: 0 }),
+        // How long a simulated video task takes from queued to succeeded.
+        video_seconds: Type.Number({ minimum: 0, default: 10 }),
+        // Lifetime of the simulator's signed video URLs.
+        url_ttl_s: Type.Integer({ minimum: 1, default: 86400 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    limits: Type.Object(
+      {
+        // Defaults for keys created without --rpm / --concurrency; 0 = unlimited.
+        key_rpm: Int({ minimum: 0, default: 0 }),
+        key_concurrency: Int({ minimum: 0, default: 0 }),
+        // Default per-model requests per minute when a model sets none; 0 = unlimited.
+        model_rpm: Int({ minimum: 0, default: 0 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    relay: Type.Object(
+      {
+        connect_timeout_ms: Int({ minimum: 1, default: 5000 }),
+        first_byte_timeout_ms: Int({ minimum: 1, default: 60000 }),
+        stream_idle_timeout_ms: Int({ minimum: 1, default: 60000 }),
+        max_attempts: Int({ minimum: 1, maximum: 10, default: 3 }),
+        breaker_failures: Int({ minimum: 1, default: 5 }),
+        breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    tasks: Type.Object(
+      {
+        poll_interval_ms: Int({ minimum: 10, default: 5000 }),
+        // How often the poller looks for due tasks.
+        tick_ms: Int({ minimum: 10, default: 1000 }),
+        lease_ms: Int({ minimum: 100, default: 30000 }),
+        batch: Int({ minimum: 1, default: 100 }),
+        max_backoff_ms: Int({ minimum: 10, default: 60000 }),
+        // Seconds past the provider's execution expiry before the gateway fails a task.
+        grace_s: Int({ minimum: 0, default: 600 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    channels: Type.Array(ChannelSchema, { default: [] }),
+    models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ChannelConfig = Static<typeof ChannelSchema>;
+export type ModelConfig = Static<typeof ModelSchema>;
+export type ModelKindName = Static<typeof ModelKind>;
+export type VideoModeName = Static<typeof VideoMode>;

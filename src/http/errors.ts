@@ -1,0 +1,84 @@
+import { redact } from './redact.js';
+
+// The gateway's one error type and the three error body shapes of DESIGN.md. Routes and hooks
+// throw GatewayError; the app's error handler renders it in the family of the request's path.
+
+export type Family = 'openai' | 'anthropic' | 'video' | 'plain';
+
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    readonly param: string | null = null,
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+  }
+}
+
+export function familyOf(url: string): Family {
+  if (url.startsWith('/v1/messages')) return 'anthropic';
+  if (url.startsWith('/v1/video/')) return 'video';
+  if (url.startsWith('/v1/')) return 'openai';
+  return 'plain';
+}
+
+const OPENAI_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'invalid_request_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  405: 'invalid_request_error',
+  413: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  503: 'overloaded_error',
+  529: 'overloaded_error',
+};
+
+export function openaiErrorType(status: number, code: string): string {
+  if (code === 'insufficient_quota') return 'insufficient_quota';
+  return OPENAI_TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+}
+
+export function anthropicErrorType(status: number): string {
+  return ANTHROPIC_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+}
+
+export function errorBody(family: Family, err: GatewayError): unknown {
+  const message = redact(err.message);
+  switch (family) {
+    case 'anthropic':
+      return { type: 'error', error: { type: anthropicErrorType(err.status), message } };
+    case 'video':
+      return { code: err.code, message, data: null };
+    case 'openai':
+      return { error: { message, type: openaiErrorType(err.status, err.code), code: err.code, param: err.param } };
+    default:
+      return { error: err.code, message };
+  }
+}
+
+// Shorthands for the status table of DESIGN.md.
+export const errors = {
+  invalidRequest: (message: string, param: string | null = null) => new GatewayError(400, 'invalid_request', message, {}, param),
+  invalidApiKey: (message = 'Invalid API key. Send it as "Authorization: Bearer <key>" or "x-api-key: <key>".') =>
+    new GatewayError(401, 'invalid_api_key', message),
+  modelNotAllowed: (model: string) => new GatewayError(403, 'model_not_allowed', `This key may not use the model "${model}".`),
+  insufficientQuota: () => new GatewayError(403, 'insufficient_quota', 'The credit of this key is exhausted. Ask the operator to top it up.'),
+  modelNotFound: (model: string) => new GatewayError(404, 'model_not_found', `The model "${model}" does not exist or has no available channel.`, {}, 'model'),
+  noAvailableChannel: (model: string) => new GatewayError(503, 'no_available_channel', `No healthy upstream channel serves the model "${model}" right now.`),
+  upstreamError: (message = 'The upstream provider failed.') => new GatewayError(502, 'upstream_error', message),
+  upstreamTimeout: (message = 'The upstream provider did not answer in time.') => new GatewayError(504, 'upstream_timeout', message),
+};

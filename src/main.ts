@@ -1,0 +1,255 @@
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError } from './config/loader.js';
+import type { Config } from './config/schema.js';
+import { openStore } from './store/db.js';
+import { KeysRepo, keyModels } from './store/repos/keys.js';
+import { ReservationsRepo } from './store/repos/reservations.js';
+import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
+import { buildApp, createServices, GatewayConfigError } from './app.js';
+import { startSimulator } from './simulator/server.js';
+
+const USAGE = `mediagate — a gateway to generative models
+
+Usage:
+  mediagate [serve]                          serve the gateway (config from MEDIAGATE_CONFIG, else the embedded default)
+  mediagate keys create --name NAME [--models a,b] [--expires ISO-8601] [--rpm N] [--concurrency N] [--credit USD] [--json]
+  mediagate keys list [--json]
+  mediagate keys revoke ID
+  mediagate keys credit ID +USD
+  mediagate simulate [--port N] [--host H] [--video-seconds S]
+  mediagate migrate
+`;
+
+class UsageError extends Error {}
+
+function out(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+function parseNonNegInt(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, got "${v}"`);
+  return Number(v);
+}
+
+export function usdToMicros(usd: number): number {
+  return Math.round(usd * 1_000_000);
+}
+
+function microsToUsd(m: number | null): string {
+  return m === null ? 'unlimited' : `$${(m / 1_000_000).toFixed(6)}`;
+}
+
+async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+  const store = await openStore(config.database.url);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function keysCommand(config: Config, argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        name: { type: 'string' },
+        models: { type: 'string' },
+        expires: { type: 'string' },
+        rpm: { type: 'string' },
+        concurrency: { type: 'string' },
+        credit: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+      strict: true,
+    });
+    if (!values.name) throw new UsageError('keys create needs --name NAME');
+    let expiresAt: number | null = null;
+    if (values.expires !== undefined) {
+      expiresAt = Date.parse(values.expires);
+      if (!Number.isFinite(expiresAt)) throw new UsageError(`--expires must be an ISO-8601 time, got "${values.expires}"`);
+    }
+    let creditMicros: number | null = null;
+    if (values.credit !== undefined) {
+      const usd = Number(values.credit);
+      if (!Number.isFinite(usd) || usd < 0) throw new UsageError(`--credit must be a non-negative amount of USD, got "${values.credit}"`);
+      creditMicros = usdToMicros(usd);
+    }
+    const models = values.models ? values.models.split(',').map((s) => s.trim()).filter(Boolean) : null;
+    for (const m of models ?? []) if (!config.models[m]) throw new UsageError(`--models: "${m}" is not a configured model`);
+    const key = generateApiKey();
+    const row = await withStore(config, (s) =>
+      new KeysRepo(s.db).create({
+        name: values.name!,
+        keyHash: hashApiKey(key),
+        keyPrefix: displayPrefix(key),
+        models,
+        rpm: parseNonNegInt('rpm', values.rpm) ?? config.limits.key_rpm,
+        concurrency: parseNonNegInt('concurrency', values.concurrency) ?? config.limits.key_concurrency,
+        creditMicros,
+        expiresAt,
+      }),
+    );
+    if (values.json) out(JSON.stringify({ id: row.id, name: row.name, key }));
+    else {
+      out(`Created key ${row.id} (${row.name}). It is shown only this once:`);
+      out(`  ${key}`);
+    }
+    return;
+  }
+  if (sub === 'list') {
+    const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
+    const rows = await withStore(config, (s) => new KeysRepo(s.db).list());
+    const view = rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      prefix: `${r.key_prefix}…`,
+      models: keyModels(r),
+      rpm: Number(r.rpm),
+      concurrency: Number(r.concurrency),
+      credit: r.credit_micros === null ? null : Number(r.credit_micros) / 1_000_000,
+      expires_at: r.expires_at === null ? null : new Date(Number(r.expires_at)).toISOString(),
+      revoked: r.revoked_at !== null,
+      created_at: new Date(Number(r.created_at)).toISOString(),
+    }));
+    if (values.json) return out(JSON.stringify(view));
+    if (!view.length) return out('No keys. Create one with: mediagate keys create --name NAME');
+    for (const k of view) {
+      const state = k.revoked ? 'revoked' : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? 'expired' : 'active';
+      out(
+        `${k.id}  ${k.name}  ${k.prefix}  ${state}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${k.credit === null ? 'unlimited' : '$' + k.credit}${k.expires_at ? '  expires=' + k.expires_at : ''}`,
+      );
+    }
+    return;
+  }
+  if (sub === 'revoke') {
+    const id = rest[0];
+    if (!id) throw new UsageError('keys revoke needs a key id (see mediagate keys list)');
+    const ok = await withStore(config, (s) => new KeysRepo(s.db).revoke(id));
+    if (!ok) throw new UsageError(`no active key with id ${id}`);
+    return out(`Revoked ${id}.`);
+  }
+  if (sub === 'credit') {
+    const [id, amount] = rest;
+    if (!id || !amount || !/^\+?\d+(\.\d+)?$/.test(amount)) throw new UsageError('keys credit needs a key id and an amount in USD, e.g. keys credit key_abc +10');
+    const micros = usdToMicros(Number(amount.replace('+', '')));
+    const balance = await withStore(config, async (s) => {
+      const repo = new ReservationsRepo(s.db);
+      const before = await repo.balance(id);
+      if (before === undefined) throw new UsageError(`no key with id ${id}`);
+      if (before === null) throw new UsageError(`key ${id} has unlimited credit; nothing to top up`);
+      await repo.topUp(id, micros);
+      return repo.balance(id);
+    });
+    return out(`Credit of ${id} is now ${microsToUsd(balance ?? null)}.`);
+  }
+  throw new UsageError(`unknown keys command "${sub ?? ''}"`);
+}
+
+async function serve(config: Config, source: string): Promise<void> {
+  const services = await createServices(config);
+  const app = buildApp(services);
+  const banner: string[] = [];
+  if ((await services.keys.count()) === 0) {
+    const key = generateApiKey();
+    await services.keys.create({ name: 'default', keyHash: hashApiKey(key), keyPrefix: displayPrefix(key) });
+    banner.push(
+      'No key existed, so a key named "default" was created. It is shown only this once:',
+      `  ${key}`,
+      'Try it:',
+      `  curl -s http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}/v1/models -H "Authorization: Bearer ${key}"`,
+    );
+  }
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const timer = setTimeout(() => {
+      app.log.warn('shutdown grace elapsed; exiting');
+      process.exit(1);
+    }, config.server.shutdown_grace_s * 1000);
+    timer.unref();
+    try {
+      await app.close();
+      await services.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  await app.ready();
+  const address = await app.listen({ host: config.server.host, port: config.server.port });
+  out(`mediagate listening on ${address} (config: ${source}; database: ${services.store.dialect}${services.simulator ? `; simulator: ${services.simulator.url}` : ''})`);
+  for (const line of banner) out(line);
+}
+
+async function simulate(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { port: { type: 'string', default: '9090' }, host: { type: 'string', default: '127.0.0.1' }, 'video-seconds': { type: 'string', default: '10' } },
+    strict: true,
+  });
+  const port = parseNonNegInt('port', values.port);
+  const videoSeconds = Number(values['video-seconds']);
+  if (!Number.isFinite(videoSeconds) || videoSeconds < 0) throw new UsageError('--video-seconds must be a non-negative number');
+  const sim = await startSimulator({ port, host: values.host, videoSeconds });
+  out(`mediagate simulator listening on ${sim.url}`);
+  const stop = () => void sim.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd = 'serve', ...rest] = argv;
+  try {
+    if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    if (cmd === 'simulate') {
+      await simulate(rest);
+      return -1;
+    }
+    const { config, source } = loadConfig();
+    if (cmd === 'serve') {
+      await serve(config, source);
+      return -1;
+    }
+    if (cmd === 'keys') {
+      await keysCommand(config, rest);
+      return 0;
+    }
+    if (cmd === 'migrate') {
+      await withStore(config, async () => undefined);
+      out(`Migrations applied to ${config.database.url.startsWith('sqlite:') ? config.database.url : 'PostgreSQL'}.`);
+      return 0;
+    }
+    throw new UsageError(`unknown command "${cmd}"`);
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof GatewayConfigError) {
+      process.stderr.write(`mediagate: invalid configuration: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`mediagate: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof TypeError && (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`mediagate: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`mediagate: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+// Run when executed directly (not when imported by tests).
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  void main(process.argv.slice(2)).then((code) => {
+    if (code >= 0) process.exit(code);
+  });
+}

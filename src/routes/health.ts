@@ -1,0 +1,10 @@
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../store/db.js';
+
+export function registerHealthRoutes(app: FastifyInstance, store: Store): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const ok = await store.ping();
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
+  });
+}

@@ -1,0 +1,114 @@
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Dialect } from './db.js';
+
+// Migrations are written with Kysely's schema builder so the same code runs on SQLite and
+// PostgreSQL. Where the two differ (auto-increment ids) the dialect is passed in.
+
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001_initial': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('api_keys')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('key_prefix', 'text', (c) => c.notNull())
+          .addColumn('models', 'text')
+          .addColumn('rpm', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('concurrency', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('credit_micros', 'bigint')
+          .addColumn('expires_at', 'bigint')
+          .addColumn('revoked_at', 'bigint')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+
+        await db.schema
+          .createTable('models')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('first_seen_s', 'bigint', (c) => c.notNull())
+          .execute();
+
+        await db.schema
+          .createTable('reservations')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('charged_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('closed_at', 'bigint')
+          .execute();
+        await db.schema.createIndex('reservations_key_state').on('reservations').columns(['key_id', 'state']).execute();
+
+        await db.schema
+          .createTable('tasks')
+          .addColumn('task_id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('channel', 'text', (c) => c.notNull())
+          .addColumn('upstream_model', 'text', (c) => c.notNull())
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('fail_reason', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('submit_time', 'bigint', (c) => c.notNull())
+          .addColumn('start_time', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('finish_time', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('progress', 'text', (c) => c.notNull())
+          .addColumn('data', 'text', (c) => c.notNull())
+          .addColumn('reservation_id', 'text')
+          .addColumn('estimated_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_poll_at', 'bigint', (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('poll_failures', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('deadline_at', 'bigint', (c) => c.notNull())
+          .addColumn('url_expires_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        // The poller's scan: open tasks by due time.
+        await db.schema.createIndex('tasks_open_due').on('tasks').columns(['status', 'next_poll_at']).execute();
+
+        const usage = db.schema.createTable('usage');
+        await (dialect === 'postgres'
+          ? usage.addColumn('id', 'bigserial', (c) => c.primaryKey())
+          : usage.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        )
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('channel', 'text', (c) => c.notNull())
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('input_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('output_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('cost_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('latency_ms', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('usage_key_time').on('usage').columns(['key_id', 'created_at']).execute();
+      },
+      async down(db: Kysely<any>) {
+        for (const t of ['usage', 'tasks', 'reservations', 'models', 'api_keys']) await db.schema.dropTable(t).ifExists().execute();
+      },
+    },
+  };
+}
+
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const run = async (conn: Kysely<any>) => {
+    const { error, results } = await new Migrator({ db: conn, provider }).migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  if (dialect !== 'postgres') return run(db);
+  // Several instances may start at once: serialize their migrations on one session's advisory lock.
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(7346113)`.execute(conn);
+    try {
+      return await run(conn);
+    } finally {
+      await sql`select pg_advisory_unlock(7346113)`.execute(conn);
+    }
+  });
+}

@@ -1,0 +1,68 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ApiKeyTable, Database } from '../schema.js';
+import { randomBase62 } from '../../auth/keys.js';
+
+export type ApiKeyRow = Selectable<ApiKeyTable>;
+
+export interface NewKey {
+  name: string;
+  keyHash: string;
+  keyPrefix: string;
+  models?: string[] | null;
+  rpm?: number;
+  concurrency?: number;
+  creditMicros?: number | null;
+  expiresAt?: number | null;
+}
+
+export class KeysRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(k: NewKey, now = Date.now()): Promise<ApiKeyRow> {
+    const row: ApiKeyRow = {
+      id: `key_${randomBase62(16)}`,
+      name: k.name,
+      key_hash: k.keyHash,
+      key_prefix: k.keyPrefix,
+      models: k.models && k.models.length ? JSON.stringify(k.models) : null,
+      rpm: k.rpm ?? 0,
+      concurrency: k.concurrency ?? 0,
+      credit_micros: k.creditMicros ?? null,
+      expires_at: k.expiresAt ?? null,
+      revoked_at: null,
+      created_at: now,
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    return row;
+  }
+
+  findByHash(hash: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
+  }
+
+  findById(id: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  list(): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
+  async count(): Promise<number> {
+    const r = await this.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Marks the key revoked; false when no such key or already revoked. */
+  async revoke(id: string, now = Date.now()): Promise<boolean> {
+    const r = await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+}
+
+/** The allow-list of a key row, or null for every model. */
+export function keyModels(row: Pick<ApiKeyRow, 'models'>): string[] | null {
+  if (!row.models) return null;
+  const parsed: unknown = JSON.parse(row.models);
+  return Array.isArray(parsed) ? parsed.filter((m): m is string => typeof m === 'string') : null;
+}

@@ -1,0 +1,122 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../schema.js';
+import { randomBase62 } from '../../auth/keys.js';
+
+export type CloseResult = { closed: true; chargedMicros: number } | { closed: false };
+
+/**
+ * Balance movements. Every change of a key's balance is one guarded UPDATE inside a transaction,
+ * so concurrent requests can never take the balance below zero, and a reservation moves from
+ * `held` to `settled` or `released` exactly once.
+ */
+export class ReservationsRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Takes `amount` from the key's balance and holds it. Returns the reservation id, or null when the balance is short. */
+  async reserve(keyId: string, amountMicros: number, now = Date.now()): Promise<string | null> {
+    const amount = Math.max(0, Math.ceil(amountMicros));
+    return this.db.transaction().execute(async (trx) => {
+      const taken = await trx
+        .updateTable('api_keys')
+        .set({ credit_micros: sql`credit_micros - ${amount}` })
+        .where('id', '=', keyId)
+        .where('credit_micros', '>=', amount)
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) !== 1) return null;
+      const id = `res_${randomBase62(20)}`;
+      await trx
+        .insertInto('reservations')
+        .values({ id, key_id: keyId, amount_micros: amount, state: 'held', charged_micros: 0, created_at: now, closed_at: null })
+        .execute();
+      return id;
+    });
+  }
+
+  /**
+   * Closes a held reservation charging `charge`: the difference to the held amount goes back to
+   * the key, or an overage is taken from what the balance still has (never below zero). Returns
+   * what was really charged; `closed: false` when the reservation was already closed.
+   */
+  settle(reservationId: string, chargeMicros: number, now = Date.now()): Promise<CloseResult> {
+    return this.close(reservationId, 'settled', Math.max(0, Math.ceil(chargeMicros)), now);
+  }
+
+  /** Returns the whole held amount to the key. */
+  release(reservationId: string, now = Date.now()): Promise<CloseResult> {
+    return this.close(reservationId, 'released', 0, now);
+  }
+
+  private close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
+    return this.db.transaction().execute(async (trx): Promise<CloseResult> => {
+      const res = await trx.selectFrom('reservations').select(['key_id', 'amount_micros', 'state']).where('id', '=', reservationId).executeTakeFirst();
+      if (!res || res.state !== 'held') return { closed: false };
+      const amount = Number(res.amount_micros);
+      let charged = Math.min(charge, amount);
+      if (charge > amount) charged += await takeUpTo(trx, res.key_id, charge - amount);
+      const moved = await trx
+        .updateTable('reservations')
+        .set({ state, charged_micros: charged, closed_at: now })
+        .where('id', '=', reservationId)
+        .where('state', '=', 'held')
+        .executeTakeFirst();
+      if (Number(moved.numUpdatedRows) !== 1) {
+        // Another closer won between our read and this update; the transaction is rolled back.
+        throw new LostRace();
+      }
+      const refund = amount - Math.min(charged, amount);
+      if (refund > 0) {
+        await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${refund}` }).where('id', '=', res.key_id).where('credit_micros', 'is not', null).execute();
+      }
+      return { closed: true as const, chargedMicros: charged };
+    }).catch((err: unknown): CloseResult => {
+      if (err instanceof LostRace) return { closed: false as const };
+      throw err;
+    });
+  }
+
+  async balance(keyId: string): Promise<number | null | undefined> {
+    const row = await this.db.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirst();
+    return row ? (row.credit_micros === null ? null : Number(row.credit_micros)) : undefined;
+  }
+
+  /** Adds to a limited key's balance; false when the key is unknown or unlimited. */
+  async topUp(keyId: string, amountMicros: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('api_keys')
+      .set({ credit_micros: sql`credit_micros + ${Math.round(amountMicros)}` })
+      .where('id', '=', keyId)
+      .where('credit_micros', 'is not', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  heldCount(keyId: string): Promise<number> {
+    return this.db
+      .selectFrom('reservations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('key_id', '=', keyId)
+      .where('state', '=', 'held')
+      .executeTakeFirstOrThrow()
+      .then((r) => Number(r.n));
+  }
+}
+
+class LostRace extends Error {}
+
+/** Takes as much of `want` as the balance holds, without going below zero; returns what it took. */
+async function takeUpTo(trx: Transaction<Database>, keyId: string, want: number): Promise<number> {
+  let ask = want;
+  for (let i = 0; i < 5 && ask > 0; i++) {
+    const r = await trx
+      .updateTable('api_keys')
+      .set({ credit_micros: sql`credit_micros - ${ask}` })
+      .where('id', '=', keyId)
+      .where('credit_micros', '>=', ask)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 1) return ask;
+    const row = await trx.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirst();
+    if (!row || row.credit_micros === null) return 0;
+    ask = Math.min(ask, Number(row.credit_micros));
+  }
+  return 0;
+}

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { validateConfig } from '../../src/config/loader.js';
+import type { Config } from '../../src/config/schema.js';
+import { buildApp, createServices, type Services } from '../../src/app.js';
+import { generateApiKey, hashApiKey, displayPrefix } from '../../src/auth/keys.js';
+import { SIMULATOR_MODELS, SEEDANCE_MODELS } from '../../src/config/defaults.js';
+import { freshDatabaseUrl } from './databases.js';
+
+export interface TestGateway {
+  url: string;
+  app: FastifyInstance;
+  services: Services;
+  config: Config;
+  /** Every log line the gateway wrote, raw. */
+  logs: string[];
+  createKey(opts?: KeyOptions): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export interface KeyOptions {
+  name?: string;
+  models?: string[] | null;
+  rpm?: number;
+  concurrency?: number;
+  creditMicros?: number | null;
+  expiresAt?: number | null;
+}
+
+/**
+ * A gateway on a loopback port 0 with its own fresh database (SQLite file in a temp folder, or a
+ * fresh PostgreSQL database when MEDIAGATE_TEST_DB=postgres) and, unless the config names other
+ * channels, the simulator embedded on its own port 0.
+ */
+export async function startGateway(overrides: Record<string, unknown> = {}): Promise<TestGateway> {
+  const db = await freshDatabaseUrl();
+  const raw: Record<string, unknown> = {
+    server: { host: '127.0.0.1', port: 0 },
+    database: { url: db.url },
+    log: { level: 'info' },
+    simulator: { embedded: true, video_seconds: 0.3 },
+    tasks: { poll_interval_ms: 50, tick_ms: 20 },
+    channels: [{ name: 'simulator', type: 'simulator', models: [...Object.keys(SIMULATOR_MODELS), ...Object.keys(SEEDANCE_MODELS)] }],
+    models: { ...SIMULATOR_MODELS, ...SEEDANCE_MODELS },
+    ...overrides,
+  };
+  const config = validateConfig(raw, 'test config');
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const services = await createServices(config);
+  const app = buildApp(services, { logStream });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    services,
+    config,
+    logs,
+    async createKey(opts: KeyOptions = {}) {
+      const key = generateApiKey();
+      const row = await services.keys.create({
+        name: opts.name ?? 'test',
+        keyHash: hashApiKey(key),
+        keyPrefix: displayPrefix(key),
+        models: opts.models ?? null,
+        rpm: opts.rpm,
+        concurrency: opts.concurrency,
+        creditMicros: opts.creditMicros ?? null,
+        expiresAt: opts.expiresAt ?? null,
+      });
+      return { id: row.id, key };
+    },
+    async close() {
+      await app.close();
+      await services.close();
+      await db.drop();
+    },
+  };
+}
+
+/** A temporary folder removed by the returned function. */
+export function tempDir(prefix = 'mediagate-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
