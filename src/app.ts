@@ -13,6 +13,11 @@ import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
+import { UsageRepo } from './store/repos/usage.js';
+import { CreditService } from './limits/credit.js';
+import { UsageLedger } from './limits/ledger.js';
+import { Relay } from './relay/relay.js';
+import { UpstreamClient } from './relay/upstream.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -23,6 +28,11 @@ export interface Services {
   reservations: ReservationsRepo;
   authenticator: Authenticator;
   catalog: Catalog;
+  usage: UsageRepo;
+  ledger: UsageLedger;
+  credit: CreditService;
+  relay: Relay;
+  upstream: UpstreamClient;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   close(): Promise<void>;
@@ -57,16 +67,31 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
+  const reservations = new ReservationsRepo(store.db);
+  const usage = new UsageRepo(store.db);
+  const ledger = new UsageLedger(usage, (err) => process.stderr.write(`mediagate: usage ledger write failed: ${(err as Error).message}\n`));
+  const upstream = new UpstreamClient({
+    connectMs: config.relay.connect_timeout_ms,
+    firstByteMs: config.relay.first_byte_timeout_ms,
+    idleMs: config.relay.stream_idle_timeout_ms,
+  });
   return {
     config,
     store,
     keys,
     models,
-    reservations: new ReservationsRepo(store.db),
+    reservations,
     authenticator: new Authenticator(keys),
     catalog,
+    usage,
+    ledger,
+    credit: new CreditService(reservations),
+    relay: new Relay(config.relay),
+    upstream,
     simulator,
     async close() {
+      await ledger.close();
+      await upstream.close();
       await store.close();
       await simulator?.close();
     },

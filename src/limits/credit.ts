@@ -1,0 +1,41 @@
+import type { Principal } from '../auth/principal.js';
+import { errors } from '../http/errors.js';
+import type { ReservationsRepo } from '../store/repos/reservations.js';
+
+/** Money held for one request or task; `reservationId` is null for a key with unlimited credit. */
+export interface Hold {
+  keyId: string;
+  reservationId: string | null;
+  amountMicros: number;
+}
+
+/**
+ * reserve → settle | release. Reserve takes the estimated cost from the balance before any upstream
+ * call (403 insufficient_quota when it cannot); settle charges the real cost and returns the rest;
+ * release returns everything. Settle and release act once per hold, whoever calls them.
+ */
+export class CreditService {
+  constructor(private readonly repo: ReservationsRepo) {}
+
+  async reserve(p: Principal, amountMicros: number): Promise<Hold> {
+    const amount = Math.max(0, Math.ceil(amountMicros));
+    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
+    const id = await this.repo.reserve(p.keyId, amount);
+    if (!id) throw errors.insufficientQuota();
+    return { keyId: p.keyId, reservationId: id, amountMicros: amount };
+  }
+
+  /** Charges `costMicros`; returns what was charged, or null when the hold was already closed. */
+  async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<number | null> {
+    const cost = Math.max(0, Math.ceil(costMicros));
+    if (!hold.reservationId) return cost;
+    const r = await this.repo.settle(hold.reservationId, cost);
+    return r.closed ? r.chargedMicros : null;
+  }
+
+  /** Returns the held amount; true when this call closed the hold. */
+  async release(hold: Hold | { reservationId: string | null }): Promise<boolean> {
+    if (!hold.reservationId) return true;
+    return (await this.repo.release(hold.reservationId)).closed;
+  }
+}

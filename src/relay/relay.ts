@@ -1,0 +1,131 @@
+import type { ChannelConfig, Config } from '../config/schema.js';
+import { GatewayError, errors } from '../http/errors.js';
+import type { CatalogModel } from './catalog.js';
+import { CircuitBreaker } from './breaker.js';
+import { UpstreamFailure } from './upstream.js';
+
+/** One channel chosen to serve one model: everything an adapter needs to address the upstream. */
+export interface Target {
+  channel: ChannelConfig;
+  /** The channel's base URL without a trailing slash. */
+  baseUrl: string;
+  apiKey: string;
+  /** The model id to send upstream (after the channel's model_map). */
+  upstreamModel: string;
+}
+
+export function targetFor(channel: ChannelConfig, model: string): Target {
+  return {
+    channel,
+    baseUrl: (channel.base_url ?? '').replace(/\/+$/, ''),
+    apiKey: channel.api_key ?? '',
+    upstreamModel: channel.model_map[model] ?? model,
+  };
+}
+
+export interface RunOptions {
+  /** Whether another attempt is still allowed (false once bytes went to the client). */
+  canRetry?: () => boolean;
+  /** Called after each failed attempt (for logging and metrics). */
+  onFailure?: (target: Target, failure: UpstreamFailure) => void;
+}
+
+/**
+ * Channel choice, retries and circuit breakers. Channels are tried by priority (lower first),
+ * weighted at random within one priority; a failed attempt moves to the next channel while the
+ * failure is retryable (connect error, timeout, 5xx, 429, malformed answer) and nothing has been
+ * sent to the client.
+ */
+export class Relay {
+  private readonly breakers = new Map<string, CircuitBreaker>();
+
+  constructor(private readonly settings: Config['relay']) {}
+
+  breaker(channel: string): CircuitBreaker {
+    let b = this.breakers.get(channel);
+    if (!b) {
+      b = new CircuitBreaker(this.settings.breaker_failures, this.settings.breaker_cooldown_ms);
+      this.breakers.set(channel, b);
+    }
+    return b;
+  }
+
+  /** The model's channels in the order they should be tried. */
+  order(model: CatalogModel, random = Math.random): ChannelConfig[] {
+    const out: ChannelConfig[] = [];
+    let i = 0;
+    const chans = model.channels; // sorted by priority already
+    while (i < chans.length) {
+      let j = i;
+      while (j < chans.length && chans[j].priority === chans[i].priority) j++;
+      const group = chans.slice(i, j);
+      while (group.length) {
+        const total = group.reduce((s, c) => s + c.weight, 0);
+        let r = random() * total;
+        let k = 0;
+        while (k < group.length - 1 && r >= group[k].weight) r -= group[k++].weight;
+        out.push(group.splice(k, 1)[0]);
+      }
+      i = j;
+    }
+    return out;
+  }
+
+  async run<T>(model: CatalogModel, attempt: (target: Target) => Promise<T>, opts: RunOptions = {}): Promise<T> {
+    const order = this.order(model);
+    let last: UpstreamFailure | undefined;
+    let all429 = true;
+    let maxRetryAfter = 0;
+    let tried = 0;
+    for (const channel of order) {
+      if (tried >= this.settings.max_attempts) break;
+      const breaker = this.breaker(channel.name);
+      if (!breaker.tryAcquire()) continue;
+      tried++;
+      const target = targetFor(channel, model.id);
+      try {
+        const result = await attempt(target);
+        breaker.success();
+        return result;
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure)) {
+          breaker.success();
+          throw err;
+        }
+        last = err;
+        opts.onFailure?.(target, err);
+        if (err.kind === 'aborted') throw err;
+        if (err.kind === 'status' && err.status === 429) {
+          // A busy provider is not a broken one: no breaker penalty.
+          breaker.success();
+          maxRetryAfter = Math.max(maxRetryAfter, err.retryAfterS);
+        } else {
+          all429 = false;
+          if (err.retryable) breaker.failure();
+          else breaker.success();
+        }
+        if (!err.retryable || (opts.canRetry && !opts.canRetry())) break;
+      }
+    }
+    if (!last) throw errors.noAvailableChannel(model.id);
+    throw failureToGatewayError(last, all429, maxRetryAfter);
+  }
+}
+
+/** The gateway's answer for an upstream failure (DESIGN.md status table). */
+export function failureToGatewayError(f: UpstreamFailure, all429 = f.status === 429, retryAfterS = f.retryAfterS): GatewayError {
+  if (f.kind === 'status' && f.status === 429 && all429) {
+    const after = String(Math.max(1, retryAfterS));
+    return new GatewayError(429, 'rate_limit_exceeded', 'Every upstream channel for this model is rate limited; retry later.', { 'retry-after': after });
+  }
+  if (f.kind === 'timeout') return errors.upstreamTimeout();
+  if (f.kind === 'status' && f.status >= 400 && f.status < 500 && f.status !== 429) {
+    if (f.status === 401 || f.status === 403) return errors.upstreamError('The upstream provider rejected the gateway\'s credentials for this channel.');
+    if (f.status === 404) return errors.upstreamError('The upstream provider does not know this model.');
+    if (f.status === 413) return new GatewayError(413, 'request_too_large', `The upstream provider refused the request as too large: ${f.message}`);
+    // The provider judged the request itself invalid: the client can fix it.
+    return new GatewayError(400, 'invalid_request', `The upstream provider rejected the request: ${f.message}`);
+  }
+  if (f.kind === 'malformed') return errors.upstreamError('The upstream provider answered with a malformed response.');
+  return errors.upstreamError(`The upstream provider failed: ${f.message}`);
+}
