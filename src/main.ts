@@ -238,7 +238,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`mediagate: ${err.message}\n\n${USAGE}`);
       return 2;
     }
-    if (err instanceof TypeError && (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    if (String((err as NodeJS.ErrnoException | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`mediagate: ${err.message}\n`);
       return 2;
     }

@@ -4,8 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 // Tests that start the CLI as a child process run the compiled dist/; build it once up front.
+// Type errors do not stop the emit (type-checking is `npm run build`'s job), so they are not fatal here.
 export default function setup(): void {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+  try {
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'pipe', cwd: root });
+  } catch (err) {
+    const out = String((err as { stdout?: Buffer }).stdout ?? '');
+    process.stderr.write(`global-setup: tsc reported errors (dist/ emitted anyway):\n${out.slice(0, 2000)}\n`);
+  }
 }
