@@ -239,7 +239,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (String((err as NodeJS.ErrnoException | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`mediagate: ${err.message}\n`);
+      process.stderr.write(`mediagate: ${(err as Error).message}\n`);
       return 2;
     }
     process.stderr.write(`mediagate: ${(err as Error).message}\n`);
