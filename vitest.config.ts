@@ -1,13 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+// Every suite runs twice: on SQLite (the embedded default) and on PostgreSQL (a fresh database
+// per test, created on the machine's server at 127.0.0.1:5432). MEDIAGATE_TEST_DB picks the store
+// inside test/helpers/databases.ts. Suites that never touch a store are listed in `storeFree` and
+// run once.
+const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Two cores: run files in a few forks, not one per test.
+    // Two cores: run files in a couple of forks, not one per test.
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { MEDIAGATE_TEST_DB: 'sqlite' } } },
+      { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: storeFree, env: { MEDIAGATE_TEST_DB: 'postgres' } } },
+    ],
   },
 });

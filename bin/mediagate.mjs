@@ -22,7 +22,13 @@ function newestSource(dir) {
 if (!existsSync(entry) || statSync(entry).mtimeMs < newestSource(join(root, 'src'))) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   process.stderr.write('mediagate: compiling…\n');
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  } catch {
+    // tsc still emits on type errors; only a missing entry point is fatal.
+    if (!existsSync(entry)) process.exit(1);
+    process.stderr.write('mediagate: the compiler reported errors; running what it emitted\n');
+  }
 }
 
 const { main } = await import(pathToFileURL(entry).href);
