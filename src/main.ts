@@ -151,16 +151,10 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
 async function serve(config: Config, source: string): Promise<void> {
   const services = await createServices(config);
   const app = buildApp(services);
-  const banner: string[] = [];
+  let firstKey: string | null = null;
   if ((await services.keys.count()) === 0) {
-    const key = generateApiKey();
-    await services.keys.create({ name: 'default', keyHash: hashApiKey(key), keyPrefix: displayPrefix(key) });
-    banner.push(
-      'No key existed, so a key named "default" was created. It is shown only this once:',
-      `  ${key}`,
-      'Try it:',
-      `  curl -s http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}/v1/models -H "Authorization: Bearer ${key}"`,
-    );
+    firstKey = generateApiKey();
+    await services.keys.create({ name: 'default', keyHash: hashApiKey(firstKey), keyPrefix: displayPrefix(firstKey) });
   }
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -184,7 +178,13 @@ async function serve(config: Config, source: string): Promise<void> {
   await app.ready();
   const address = await app.listen({ host: config.server.host, port: config.server.port });
   out(`mediagate listening on ${address} (config: ${source}; database: ${services.store.dialect}${services.simulator ? `; simulator: ${services.simulator.url}` : ''})`);
-  for (const line of banner) out(line);
+  if (firstKey) {
+    const base = address.replace('://0.0.0.0', '://127.0.0.1').replace('://[::]', '://127.0.0.1');
+    out('No key existed, so a key named "default" was created. It is shown only this once:');
+    out(`  ${firstKey}`);
+    out('Try it:');
+    out(`  curl -s ${base}/v1/models -H "Authorization: Bearer ${firstKey}"`);
+  }
 }
 
 async function simulate(argv: string[]): Promise<void> {

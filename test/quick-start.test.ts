@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './helpers/gateway.js';
+
+const MAIN = join(__dirname, '..', 'dist', 'main.js');
+
+function waitFor(predicate: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const t = setInterval(() => {
+      if (predicate()) {
+        clearInterval(t);
+        resolve();
+      } else if (Date.now() > until) {
+        clearInterval(t);
+        reject(new Error('timed out'));
+      }
+    }, 25);
+  });
+}
+
+describe('serve with the embedded default', () => {
+  it('prints a key and a curl line that returns the model list, and stops cleanly on SIGTERM', async () => {
+    const dir = tempDir();
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: '0', LOG_LEVEL: 'warn' };
+    for (const k of ['MEDIAGATE_CONFIG', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ARK_API_KEY', 'DATABASE_URL', 'REDIS_URL']) delete env[k];
+    const child = spawn(process.execPath, [MAIN], { cwd: dir.path, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += String(c)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => /curl -s (\S+) -H "Authorization: Bearer (mg-[0-9A-Za-z]+)"/.test(stdout), 20000);
+      const [, url, key] = /curl -s (\S+) -H "Authorization: Bearer (mg-[0-9A-Za-z]+)"/.exec(stdout)!;
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/models$/);
+      expect(existsSync(join(dir.path, 'data', 'mediagate.db'))).toBe(true);
+      const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as any;
+      expect(body.object).toBe('list');
+      expect(body.success).toBe(true);
+      expect(body.data.map((m: any) => m.id)).toContain('doubao-seedance-1-0-pro-250528');
+      const base = url.replace('/v1/models', '');
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      dir.remove();
+    }
+  });
+
+  it('does not print a new key when one exists', async () => {
+    const dir = tempDir();
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: '0', LOG_LEVEL: 'warn' };
+    delete env.MEDIAGATE_CONFIG;
+    try {
+      for (const expectKey of [true, false]) {
+        const child = spawn(process.execPath, [MAIN, 'serve'], { cwd: dir.path, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        child.stdout.on('data', (c) => (stdout += String(c)));
+        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+        await waitFor(() => stdout.includes('mediagate listening on'), 20000);
+        await new Promise((r) => setTimeout(r, 200));
+        expect(/mg-[0-9A-Za-z]{40,}/.test(stdout)).toBe(expectKey);
+        child.kill('SIGINT');
+        expect(await exited).toBe(0);
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});
