@@ -21,6 +21,11 @@ export const SEEDANCE_MODELS: Record<string, ModelConfig> = {
   },
 };
 
+// Seedream image models (Ark images/generations), USD per generated image.
+export const SEEDREAM_MODELS: Record<string, ModelConfig> = {
+  'doubao-seedream-4-0-250828': { kind: 'image', owned_by: 'volcengine', price: { per_image: 0.03 } },
+};
+
 export const SIMULATOR_MODELS: Record<string, ModelConfig> = {
   'sim-chat': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 0.5, output_per_million: 1.5 } },
   'sim-claude': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 3, output_per_million: 15 } },
@@ -50,9 +55,9 @@ export const ANTHROPIC_MODELS: Record<string, ModelConfig> = {
  * provider key present in the environment.
  */
 export function embeddedDefault(env: Env): Record<string, unknown> {
-  const models: Record<string, ModelConfig> = { ...SIMULATOR_MODELS, ...SEEDANCE_MODELS };
+  const models: Record<string, ModelConfig> = { ...SIMULATOR_MODELS, ...SEEDANCE_MODELS, ...SEEDREAM_MODELS };
   const channels: Partial<ChannelConfig>[] = [
-    { name: 'simulator', type: 'simulator', priority: 10, models: [...Object.keys(SIMULATOR_MODELS), ...Object.keys(SEEDANCE_MODELS)] },
+    { name: 'simulator', type: 'simulator', priority: 10, models: [...Object.keys(SIMULATOR_MODELS), ...Object.keys(SEEDANCE_MODELS), ...Object.keys(SEEDREAM_MODELS)] },
   ];
   if (env.OPENAI_API_KEY) {
     Object.assign(models, OPENAI_MODELS);
@@ -63,8 +68,8 @@ export function embeddedDefault(env: Env): Record<string, unknown> {
     channels.push({ name: 'anthropic', type: 'anthropic', base_url: 'https://api.anthropic.com', api_key: env.ANTHROPIC_API_KEY, models: Object.keys(ANTHROPIC_MODELS) });
   }
   if (env.ARK_API_KEY) {
-    // A real Ark channel outranks the simulator for the Seedance models (lower priority value wins).
-    channels.push({ name: 'ark', type: 'ark', base_url: 'https://ark.cn-beijing.volces.com', api_key: env.ARK_API_KEY, priority: 0, models: Object.keys(SEEDANCE_MODELS) });
+    // A real Ark channel outranks the simulator for the Seedance and Seedream models (lower priority value wins).
+    channels.push({ name: 'ark', type: 'ark', base_url: 'https://ark.cn-beijing.volces.com', api_key: env.ARK_API_KEY, priority: 0, models: [...Object.keys(SEEDANCE_MODELS), ...Object.keys(SEEDREAM_MODELS)] });
   }
   return {
     server: { host: '127.0.0.1', port: 8080 },

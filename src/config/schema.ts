@@ -141,6 +141,18 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    images: Type.Object(
+      {
+        // Upload limits of POST /v1/images/edits (files are spooled to disk, never held whole).
+        // server.body_limit_mb also caps a body that declares its Content-Length.
+        max_files: Int({ minimum: 1, maximum: 100, default: 16 }),
+        max_file_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
+        max_total_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
+        // Largest `n` (images per request) the gateway accepts.
+        max_n: Int({ minimum: 1, maximum: 100, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     channels: Type.Array(ChannelSchema, { default: [] }),
     models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
   },

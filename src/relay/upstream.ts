@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 
 /**
@@ -56,7 +57,8 @@ export class UpstreamClient {
     url: string;
     method: Dispatcher.HttpMethod;
     headers: Record<string, string>;
-    body?: string | Buffer;
+    /** A Readable streams the body (multipart uploads); build a fresh one for every attempt. */
+    body?: string | Buffer | Readable;
     signal?: AbortSignal;
   }): Promise<Dispatcher.ResponseData> {
     try {
