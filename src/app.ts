@@ -12,9 +12,15 @@ import { registerSecret } from './http/redact.js';
 import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerImageRoutes } from './routes/images.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { CreditService } from './limits/credit.js';
+import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
+import { registerRateLimits } from './limits/hook.js';
+import { registerRouteErrors } from './http/route-table.js';
+import { registerRequestGuards } from './http/request-guards.js';
+import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import { UsageLedger } from './limits/ledger.js';
 import { Relay } from './relay/relay.js';
 import { UpstreamClient } from './relay/upstream.js';
@@ -32,6 +38,8 @@ export interface Services {
   ledger: UsageLedger;
   credit: CreditService;
   relay: Relay;
+  /** Rate limits of keys and models (memory, or Redis when redis.url is set). */
+  limits: RateLimits;
   upstream: UpstreamClient;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
@@ -70,6 +78,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const reservations = new ReservationsRepo(store.db);
   const usage = new UsageRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => process.stderr.write(`mediagate: usage ledger write failed: ${(err as Error).message}\n`));
+  // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
+  const limits = await createRateLimits(config, (message) => process.stderr.write(`mediagate: ${message}\n`));
   const upstream = new UpstreamClient({
     connectMs: config.relay.connect_timeout_ms,
     firstByteMs: config.relay.first_byte_timeout_ms,
@@ -86,11 +96,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     usage,
     ledger,
     credit: new CreditService(reservations),
+    limits,
     relay: new Relay(config.relay),
     upstream,
     simulator,
     async close() {
       await ledger.close();
+      await limits.close();
       await upstream.close();
       await store.close();
       await simulator?.close();
@@ -119,6 +131,10 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     bodyLimit: Math.floor(config.server.body_limit_mb * 1024 * 1024),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Video task ids may be 128 characters; longer path parameters are answered by renderFrameworkError.
+    routerOptions: { maxParamLength: 256 },
+    frameworkErrors: renderFrameworkError,
+    clientErrorHandler: renderClientError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
@@ -129,14 +145,14 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     return reply.code(g.status).send(errorBody(familyOf(request.url), g));
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const g = new GatewayError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
-    return reply.code(404).send(errorBody(familyOf(request.url), g));
-  });
-
+  // Before any route: it collects them all, for 405 answers.
+  registerRouteErrors(app);
+  registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
   registerAuth(app, services.authenticator);
+  registerRateLimits(app, services.limits);
   registerHealthRoutes(app, services.store);
   registerModelRoutes(app, services.catalog);
+  registerImageRoutes(app, services);
   return app;
 }
 
@@ -159,6 +175,8 @@ export function toGatewayError(err: unknown): GatewayError {
   }
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (status >= 400 && status < 500) {
+    // Limits enforced by plugins (multipart file and part sizes) say 413 too.
+    if (status === 413) return new GatewayError(413, 'request_too_large', 'The request body is larger than this gateway accepts.');
     // Fastify's own 4xx (bad JSON, bad headers, …): keep the status, give a clean message.
     const message = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/i.test(e.message ?? '') ? 'The request body is not valid JSON.' : 'Bad request.';
     return new GatewayError(status, 'invalid_request', message);

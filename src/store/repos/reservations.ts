@@ -46,31 +46,27 @@ export class ReservationsRepo {
     return this.close(reservationId, 'released', 0, now);
   }
 
-  private close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
+  private async close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
     return this.db.transaction().execute(async (trx): Promise<CloseResult> => {
-      const res = await trx.selectFrom('reservations').select(['key_id', 'amount_micros', 'state']).where('id', '=', reservationId).executeTakeFirst();
-      if (!res || res.state !== 'held') return { closed: false };
+      // Claim the transition first: the guarded UPDATE lets exactly one closer through, and every
+      // closer locks the reservation row before the key row, so two closers never deadlock.
+      const res = await trx
+        .updateTable('reservations')
+        .set({ state, closed_at: now })
+        .where('id', '=', reservationId)
+        .where('state', '=', 'held')
+        .returning(['key_id', 'amount_micros'])
+        .executeTakeFirst();
+      if (!res) return { closed: false };
       const amount = Number(res.amount_micros);
       let charged = Math.min(charge, amount);
       if (charge > amount) charged += await takeUpTo(trx, res.key_id, charge - amount);
-      const moved = await trx
-        .updateTable('reservations')
-        .set({ state, charged_micros: charged, closed_at: now })
-        .where('id', '=', reservationId)
-        .where('state', '=', 'held')
-        .executeTakeFirst();
-      if (Number(moved.numUpdatedRows) !== 1) {
-        // Another closer won between our read and this update; the transaction is rolled back.
-        throw new LostRace();
-      }
+      await trx.updateTable('reservations').set({ charged_micros: charged }).where('id', '=', reservationId).execute();
       const refund = amount - Math.min(charged, amount);
       if (refund > 0) {
         await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${refund}` }).where('id', '=', res.key_id).where('credit_micros', 'is not', null).execute();
       }
-      return { closed: true as const, chargedMicros: charged };
-    }).catch((err: unknown): CloseResult => {
-      if (err instanceof LostRace) return { closed: false as const };
-      throw err;
+      return { closed: true, chargedMicros: charged };
     });
   }
 
@@ -100,8 +96,6 @@ export class ReservationsRepo {
       .then((r) => Number(r.n));
   }
 }
-
-class LostRace extends Error {}
 
 /** Takes as much of `want` as the balance holds, without going below zero; returns what it took. */
 async function takeUpTo(trx: Transaction<Database>, keyId: string, want: number): Promise<number> {

@@ -1,0 +1,42 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, errorBody, familyOf } from './errors.js';
+
+// Errors raised before a request reaches a route — by the router (bad percent-encoding, an overlong
+// path parameter) or by Node's HTTP parser (malformed request line or headers, oversized headers) —
+// answered in the family shape of the request's path like every other error.
+
+/** Fastify's `frameworkErrors` option: the router could not route the request. */
+export function renderFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const family = familyOf(request.url);
+  const g =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new GatewayError(400, family === 'video' ? 'invalid_task_id' : 'invalid_request', 'A path segment of this request is longer than this gateway accepts.')
+      : new GatewayError(400, 'invalid_request', 'The request path is not validly encoded.');
+  void reply.code(g.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(errorBody(family, g)));
+}
+
+/** Fastify's `clientErrorHandler` option: Node could not parse the request, so there is no request object. */
+export function renderClientError(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let g: GatewayError;
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') g = new GatewayError(408, 'request_timeout', 'The request was not received in time.');
+  else if (err.code === 'HPE_HEADER_OVERFLOW') g = new GatewayError(431, 'request_too_large', 'The request headers are larger than this gateway accepts.');
+  else g = new GatewayError(400, 'invalid_request', 'The request is not valid HTTP.');
+  const body = JSON.stringify(errorBody(familyOf(pathOf(err.rawPacket)), g));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${g.status} ${STATUS_CODES[g.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** The path of the request line in the bytes Node failed to parse, if it got that far. */
+function pathOf(raw: unknown): string {
+  if (!Buffer.isBuffer(raw)) return '/';
+  const line = raw.subarray(0, Math.min(raw.length, 2048)).toString('latin1').split('\r\n', 1)[0];
+  const target = line.split(' ')[1] ?? '/';
+  return target.startsWith('/') ? target : '/';
+}

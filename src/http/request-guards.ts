@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from './errors.js';
+
+/** Deeper than any real chat, image or video request; deep enough bodies would overflow the stack later. */
+export const MAX_JSON_DEPTH = 64;
+
+export const tooLarge = () => new GatewayError(413, 'request_too_large', 'The request body is larger than this gateway accepts.');
+
+/**
+ * Guards every route, whatever its body parser: a declared Content-Length over the limit is refused
+ * before auth and before a byte is read (multipart routes included), and a parsed JSON body nested
+ * deeper than MAX_JSON_DEPTH is refused before any handler serializes it again.
+ */
+export function registerRequestGuards(app: FastifyInstance, bodyLimitBytes: number): void {
+  app.addHook('onRequest', async (request) => {
+    const declared = request.headers['content-length'];
+    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > bodyLimitBytes) throw tooLarge();
+  });
+  app.addHook('preValidation', async (request) => {
+    // Only JSON: other parsers (multipart) may build objects with cycles.
+    if (!/json/i.test(request.headers['content-type'] ?? '')) return;
+    if (request.body !== null && typeof request.body === 'object' && depthExceeds(request.body, MAX_JSON_DEPTH)) {
+      throw new GatewayError(400, 'invalid_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+    }
+  });
+}
+
+/** Iterative, so a hostile body cannot overflow the stack here. */
+export function depthExceeds(root: object, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (depth > max) return true;
+    if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) continue;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

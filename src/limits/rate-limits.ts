@@ -1,0 +1,94 @@
+import type { Principal } from '../auth/principal.js';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../http/errors.js';
+import { registerSecret } from '../http/redact.js';
+import type { LimitStore, Slot, WindowResult } from './limit-store.js';
+import { MemoryLimitStore } from './memory-store.js';
+import { RedisLimitStore } from './redis-store.js';
+
+const MINUTE_MS = 60_000;
+
+/** What an admitted request carries: headers to send and its concurrency slot (if the key has a limit). */
+export interface KeyAdmission {
+  headers: Record<string, string>;
+  slot: Slot | null;
+}
+
+/**
+ * The gateway's rate-limit policy: per key, requests per minute and requests in flight; per model,
+ * requests per minute across all keys. 0 means unlimited everywhere. A refusal is a GatewayError
+ * 429 `rate_limit_exceeded` with Retry-After and X-RateLimit-* headers; it happens before any
+ * upstream call or credit reservation, so it costs nothing.
+ */
+export class RateLimits {
+  constructor(
+    readonly store: LimitStore,
+    private readonly config: Config,
+  ) {}
+
+  /** Key rpm, then key concurrency. The caller must release the slot when the response ends. */
+  async admitKey(p: Principal): Promise<KeyAdmission> {
+    let headers: Record<string, string> = {};
+    if (p.rpm > 0) {
+      const w = await this.store.hit(`key:${p.keyId}`, p.rpm, MINUTE_MS);
+      headers = windowHeaders(w);
+      if (!w.allowed) throw refused(`This key allows ${p.rpm} requests per minute.`, w);
+    }
+    let slot: Slot | null = null;
+    if (p.concurrency > 0) {
+      slot = await this.store.acquire(`key:${p.keyId}`, p.concurrency);
+      if (!slot) {
+        // Nobody knows when a slot frees; ask the client to retry in a second.
+        throw refused(`This key allows ${p.concurrency} requests in flight at once.`, { allowed: false, limit: p.concurrency, remaining: 0, resetMs: 1000 });
+      }
+    }
+    return { headers, slot };
+  }
+
+  /** Model rpm, only for configured models (an unknown model is the route's 404, not a limit). */
+  async admitModel(model: string): Promise<void> {
+    const rpm = this.modelRpm(model);
+    if (rpm <= 0) return;
+    const w = await this.store.hit(`model:${model}`, rpm, MINUTE_MS);
+    if (!w.allowed) throw refused(`The model "${model}" allows ${rpm} requests per minute on this gateway.`, w);
+  }
+
+  modelRpm(model: string): number {
+    if (!Object.hasOwn(this.config.models, model)) return 0;
+    return this.config.models[model].rpm || this.config.limits.model_rpm;
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+/** Memory limits, or Redis ones when `redis.url` is set. */
+export async function createRateLimits(config: Config, warn: (message: string) => void): Promise<RateLimits> {
+  const url = config.redis.url;
+  if (!url) return new RateLimits(new MemoryLimitStore(), config);
+  try {
+    registerSecret(decodeURIComponent(new URL(url).password));
+  } catch {
+    // The schema already checked the scheme; an unparsable URL fails in ioredis with its own message.
+  }
+  return new RateLimits(await RedisLimitStore.connect(url, config.redis.key_prefix, warn), config);
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/** X-RateLimit-Reset is in seconds until the window resets (like Retry-After), never 0. */
+function windowHeaders(w: WindowResult): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(w.limit),
+    'x-ratelimit-remaining': String(w.remaining),
+    'x-ratelimit-reset': String(seconds(w.resetMs)),
+  };
+}
+
+function refused(message: string, w: WindowResult): GatewayError {
+  return new GatewayError(429, 'rate_limit_exceeded', `Rate limit exceeded: ${message} Retry after ${seconds(w.resetMs)} s.`, {
+    'retry-after': String(seconds(w.resetMs)),
+    ...windowHeaders({ ...w, remaining: 0 }),
+  });
+}
