@@ -12,7 +12,6 @@ import { registerSecret } from './http/redact.js';
 import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
-import { registerImageRoutes } from './routes/images.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { CreditService } from './limits/credit.js';
@@ -152,7 +151,6 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRateLimits(app, services.limits);
   registerHealthRoutes(app, services.store);
   registerModelRoutes(app, services.catalog);
-  registerImageRoutes(app, services);
   return app;
 }
 
