@@ -12,6 +12,8 @@ import { registerSecret } from './http/redact.js';
 import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerVideoRoutes } from './routes/video.js';
+import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { CreditService } from './limits/credit.js';
@@ -42,12 +44,16 @@ export interface Services {
   upstream: UpstreamClient;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
+  /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
+  tasks: TaskServices;
   close(): Promise<void>;
 }
 
 export interface ServiceOptions {
   /** Skip starting the embedded simulator even if the config asks for it. */
   noSimulator?: boolean;
+  /** Do not start the video task poller (CLI commands, tests that drive pollers themselves). */
+  noPoller?: boolean;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
@@ -84,6 +90,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     firstByteMs: config.relay.first_byte_timeout_ms,
     idleMs: config.relay.stream_idle_timeout_ms,
   });
+  const credit = new CreditService(reservations);
+  const relay = new Relay(config.relay);
+  const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
+  if (!opts.noPoller) tasks.poller.start();
   return {
     config,
     store,
@@ -94,12 +104,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     catalog,
     usage,
     ledger,
-    credit: new CreditService(reservations),
+    credit,
     limits,
-    relay: new Relay(config.relay),
+    relay,
     upstream,
     simulator,
+    tasks,
     async close() {
+      await tasks.poller.stop();
       await ledger.close();
       await limits.close();
       await upstream.close();
@@ -151,6 +163,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRateLimits(app, services.limits);
   registerHealthRoutes(app, services.store);
   registerModelRoutes(app, services.catalog);
+  registerVideoRoutes(app, services.tasks.service);
   return app;
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { FaultBook, applyConnectionFault, parseFault } from './faults.js';
 import { sendJson, type SimContext, type SimOptions, type SimRoute, type SimState } from './router.js';
 import { catalogueRoutes } from './catalogue.js';
+import { arkVideoRoutes } from './ark-video.js';
 import { imageRoutes } from './images.js';
 import { openaiError } from './shapes.js';
 
@@ -59,7 +60,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes()];
 }
 
 export async function startSimulator(

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { principalOf } from '../auth/hook.js';
+import type { TaskService } from '../tasks/service.js';
+import { TaskEnvelopeSchema, envelope } from '../tasks/record.js';
+
+/**
+ * Video tasks: POST /v1/video/generations creates one, GET /v1/video/generations/{task_id} reads
+ * it (spec 2.3, 4.2). Both answer {"code":"success","message":"","data":TaskRecord}; errors are
+ * {"code","message","data":null} (the app's error handler renders the video family).
+ */
+export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService): void {
+  const response = { 200: TaskEnvelopeSchema };
+
+  app.post('/v1/video/generations', { config: { auth: true }, schema: { response } }, async (request) =>
+    envelope(await tasks.create(principalOf(request), request.body)),
+  );
+
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, async (request) =>
+    envelope(await tasks.read(principalOf(request), request.params.task_id)),
+  );
+}

@@ -1,0 +1,135 @@
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Database, TaskTable } from '../schema.js';
+import type { Dialect } from '../db.js';
+
+export type TaskRow = Selectable<TaskTable>;
+export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
+
+/** Gateway statuses in the only order they may take. */
+export const OPEN_STATUSES = ['SUBMITTED', 'QUEUED', 'IN_PROGRESS'] as const;
+export const TERMINAL_STATUSES = ['SUCCESS', 'FAILURE'] as const;
+
+// Kysely returns bigint columns as strings on some drivers; every numeric column is made a number.
+const NUMERIC: (keyof TaskRow)[] = ['submit_time', 'start_time', 'finish_time', 'estimated_units', 'next_poll_at', 'lease_until', 'poll_failures', 'deadline_at', 'url_expires_at', 'updated_at'];
+
+function normalize(row: TaskRow): TaskRow {
+  const out = { ...row } as Record<string, unknown>;
+  for (const k of NUMERIC) out[k] = Number(out[k]);
+  return out as TaskRow;
+}
+
+/**
+ * All task SQL. Status moves are guarded (`WHERE task_id = ? AND status = <expected>`), so when two
+ * pollers race exactly one move wins and only the winner settles or refunds. Due tasks are claimed
+ * with a lease: another poller cannot take a leased task until the lease runs out.
+ */
+export class TasksRepo {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  async insert(row: TaskRow): Promise<void> {
+    await this.db.insertInto('tasks').values(row).execute();
+  }
+
+  async get(taskId: string): Promise<TaskRow | undefined> {
+    const row = await this.db.selectFrom('tasks').selectAll().where('task_id', '=', taskId).executeTakeFirst();
+    return row ? normalize(row) : undefined;
+  }
+
+  /**
+   * Moves a task from `from` to whatever `patch` says (possibly the same status with new data).
+   * Returns false when the task was no longer in `from`: someone else moved it first.
+   */
+  async move(taskId: string, from: string, patch: TaskPatch): Promise<boolean> {
+    const r = await this.db.updateTable('tasks').set(patch).where('task_id', '=', taskId).where('status', '=', from).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** Pushes an open task's next poll back after a failed poll. */
+  async backOff(taskId: string, status: string, nextPollAt: number, pollFailures: number): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set({ next_poll_at: nextPollAt, poll_failures: pollFailures })
+      .where('task_id', '=', taskId)
+      .where('status', '=', status)
+      .execute();
+  }
+
+  /**
+   * Claims up to `limit` due open tasks for `owner`: leases them until `leaseUntil` and sets their
+   * next poll time, in one write. A task is claimable when it is due and its lease ran out or
+   * already belongs to `owner` (so a poller keeps its tasks without a write after each poll).
+   */
+  async claimDue(owner: string, now: number, leaseUntil: number, nextPollAt: number, limit: number): Promise<TaskRow[]> {
+    const set = { lease_owner: owner, lease_until: leaseUntil, next_poll_at: nextPollAt };
+    if (this.dialect === 'postgres') {
+      return this.db.transaction().execute(async (trx) => {
+        const due = await trx
+          .selectFrom('tasks')
+          .select('task_id')
+          .where('status', 'in', [...OPEN_STATUSES])
+          .where('next_poll_at', '<=', now)
+          .where((eb) => eb.or([eb('lease_until', '<=', now), eb('lease_owner', '=', owner)]))
+          .orderBy('next_poll_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        if (!due.length) return [];
+        const rows = await trx
+          .updateTable('tasks')
+          .set(set)
+          .where('task_id', 'in', due.map((d) => d.task_id))
+          .returningAll()
+          .execute();
+        return rows.map(normalize);
+      });
+    }
+    // SQLite runs one write statement at a time, so select-and-lease in one UPDATE is atomic.
+    const rows = await this.db
+      .updateTable('tasks')
+      .set(set)
+      .where('task_id', 'in', (eb) =>
+        eb
+          .selectFrom('tasks')
+          .select('task_id')
+          .where('status', 'in', [...OPEN_STATUSES])
+          .where('next_poll_at', '<=', now)
+          .where((w) => w.or([w('lease_until', '<=', now), w('lease_owner', '=', owner)]))
+          .orderBy('next_poll_at')
+          .limit(limit),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(normalize);
+  }
+
+  /** Gives up a lease early (on shutdown), so another instance can poll the task at once. */
+  async releaseLeases(owner: string): Promise<void> {
+    await this.db.updateTable('tasks').set({ lease_owner: null, lease_until: 0 }).where('lease_owner', '=', owner).where('status', 'in', [...OPEN_STATUSES]).execute();
+  }
+
+  /** Finished tasks whose credit hold is still open (a process died between the move and the settle). */
+  async finishedWithOpenHold(limit: number): Promise<TaskRow[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .innerJoin('reservations', 'reservations.id', 'tasks.reservation_id')
+      .selectAll('tasks')
+      .where('tasks.status', 'in', [...TERMINAL_STATUSES])
+      .where('reservations.state', '=', 'held')
+      .limit(limit)
+      .execute();
+    return rows.map(normalize);
+  }
+
+  async countOpen(): Promise<number> {
+    const r = await this.db
+      .selectFrom('tasks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', [...OPEN_STATUSES])
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}

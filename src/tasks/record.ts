@@ -1,0 +1,56 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { TaskRow } from '../store/repos/tasks.js';
+import { progressOf } from './status.js';
+
+// The TaskRecord of spec 2.3 and its envelope. The response schema lists exactly these fields, so
+// Fastify's serializer drops anything else a row might carry (key, channel, reservation, lease…).
+
+export const TaskRecordSchema = Type.Object(
+  {
+    task_id: Type.String(),
+    action: Type.String(),
+    status: Type.String(),
+    fail_reason: Type.String(),
+    submit_time: Type.Integer(),
+    start_time: Type.Integer(),
+    finish_time: Type.Integer(),
+    progress: Type.String(),
+    // The provider's task object, passed as the provider sent it.
+    data: Type.Unknown(),
+  },
+  { additionalProperties: false },
+);
+
+export const TaskEnvelopeSchema = Type.Object(
+  { code: Type.String(), message: Type.String(), data: TaskRecordSchema },
+  { additionalProperties: false },
+);
+
+export type TaskRecord = Static<typeof TaskRecordSchema>;
+export type TaskEnvelope = Static<typeof TaskEnvelopeSchema>;
+
+function parseData(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {};
+  }
+}
+
+export function toTaskRecord(row: TaskRow, now = Date.now()): TaskRecord {
+  return {
+    task_id: row.task_id,
+    action: row.action,
+    status: row.status,
+    fail_reason: row.fail_reason,
+    submit_time: row.submit_time,
+    start_time: row.start_time,
+    finish_time: row.finish_time,
+    progress: progressOf(row.status, row.start_time, Math.floor(now / 1000)),
+    data: parseData(row.data),
+  };
+}
+
+export function envelope(record: TaskRecord): TaskEnvelope {
+  return { code: 'success', message: '', data: record };
+}

@@ -1,0 +1,125 @@
+import type { Config } from '../config/schema.js';
+import type { CreditService } from '../limits/credit.js';
+import type { UsageLedger } from '../limits/ledger.js';
+import { videoCostMicros } from '../limits/pricing.js';
+import { redact } from '../http/redact.js';
+import type { Catalog } from '../relay/catalog.js';
+import type { ProviderTaskView } from '../providers/videos.js';
+import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
+import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
+import { signedUrlExpiry } from './url-expiry.js';
+import type { TaskLog } from './log.js';
+
+// How a task moves: a provider answer (or the gateway's own timeout) becomes at most one guarded
+// UPDATE, and only the caller whose UPDATE moved the task into SUCCESS or FAILURE closes its credit
+// hold. So however many pollers and readers race, a task is settled or refunded exactly once.
+
+export interface TransitionDeps {
+  repo: TasksRepo;
+  credit: CreditService;
+  ledger: UsageLedger;
+  catalog: Catalog;
+  settings: Config['tasks'];
+  log: TaskLog;
+}
+
+/** The progress stored with a status; reads compute the live value for running tasks. */
+const STORED_PROGRESS: Record<GatewayStatus, string> = { SUBMITTED: '0%', QUEUED: '5%', IN_PROGRESS: '10%', SUCCESS: '100%', FAILURE: '100%' };
+
+/** Scrubs upstream secrets from the provider's object; URLs are kept intact (their signature is the point). */
+function scrub(value: unknown): unknown {
+  if (typeof value === 'string') return /^https?:\/\//.test(value) ? value : redact(value);
+  if (Array.isArray(value)) return value.map(scrub);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)]));
+  return value;
+}
+
+export class TaskTransitions {
+  constructor(private readonly d: TransitionDeps) {}
+
+  /**
+   * Applies the provider's latest task object. Writes only when something changed; returns the
+   * task as it is afterwards (re-read when another writer moved it first).
+   */
+  async apply(row: TaskRow, raw: Record<string, unknown>, view: ProviderTaskView, now = Date.now()): Promise<TaskRow> {
+    const mapped = mapProviderTask(view);
+    if (!mapped) {
+      this.d.log('warn', 'video task: unknown provider status; keeping the task as it is', { task_id: row.task_id, provider_status: view.rawStatus });
+      return row;
+    }
+    const current = row.status as GatewayStatus;
+    if (RANK[mapped.status] < RANK[current]) return row;
+    // A finished task keeps its outcome; a SUCCESS may only take a fresh signed URL.
+    if (isTerminal(current) && !(current === 'SUCCESS' && mapped.status === 'SUCCESS')) return row;
+
+    const nowS = Math.floor(now / 1000);
+    const patch: TaskPatch = {};
+    const data = JSON.stringify(scrub(raw));
+    if (mapped.status !== current) {
+      patch.status = mapped.status;
+      patch.progress = STORED_PROGRESS[mapped.status];
+      if ((mapped.status === 'IN_PROGRESS' || mapped.status === 'SUCCESS') && !row.start_time) patch.start_time = nowS;
+      if (isTerminal(mapped.status)) {
+        patch.finish_time = nowS;
+        patch.lease_owner = null;
+        patch.lease_until = 0;
+      }
+    }
+    if (mapped.failReason !== row.fail_reason) patch.fail_reason = mapped.failReason;
+    if (data !== row.data) patch.data = data;
+    if (mapped.status === 'SUCCESS') {
+      const expiresAt = signedUrlExpiry(view.videoUrl, view.updatedAtS, now).expiresAt;
+      if (expiresAt !== row.url_expires_at) patch.url_expires_at = expiresAt;
+    }
+    if (row.poll_failures) patch.poll_failures = 0;
+    if (!Object.keys(patch).length) return row;
+    patch.updated_at = now;
+
+    if (!(await this.d.repo.move(row.task_id, current, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
+    const next = { ...row, ...patch } as TaskRow;
+    if (patch.status && isTerminal(mapped.status)) await this.closeHold(next, mapped.status === 'SUCCESS' ? view.totalTokens : null);
+    return next;
+  }
+
+  /** The gateway gives up on a task open past its deadline: FAILURE and a refund. */
+  timeout(row: TaskRow, now = Date.now()): Promise<TaskRow> {
+    return this.fail(row, timeoutReason(this.d.settings.grace_s), now, 504);
+  }
+
+  /** Ends an open task in FAILURE with `reason` (the provider lost it, or the gateway gave up). */
+  async fail(row: TaskRow, reason: string, now = Date.now(), ledgerStatus = 502): Promise<TaskRow> {
+    if (isTerminal(row.status)) return row;
+    const patch: TaskPatch = {
+      status: 'FAILURE',
+      progress: '100%',
+      fail_reason: reason,
+      finish_time: Math.floor(now / 1000),
+      lease_owner: null,
+      lease_until: 0,
+      updated_at: now,
+    };
+    if (!(await this.d.repo.move(row.task_id, row.status, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
+    const next = { ...row, ...patch } as TaskRow;
+    await this.closeHold(next, null, ledgerStatus);
+    return next;
+  }
+
+  /**
+   * Settles a SUCCESS from the reported tokens (the estimate when none were reported) or releases
+   * a FAILURE's hold. The ledger row is written by whoever really closed the hold.
+   */
+  async closeHold(row: TaskRow, reportedTokens: number | null, failureStatus = 502): Promise<void> {
+    const hold = { reservationId: row.reservation_id };
+    const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: 'video.settle', input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
+    if (row.status === 'SUCCESS') {
+      const tokens = reportedTokens ?? Number(row.estimated_units);
+      const model = this.d.catalog.get(row.model);
+      if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
+      const cost = model ? videoCostMicros(model.config, tokens) : 0;
+      const charged = await this.d.credit.settle(hold, cost);
+      if (charged !== null) this.d.ledger.record({ ...base, status: 200, output_units: tokens, cost_micros: charged });
+    } else if (row.status === 'FAILURE') {
+      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
+    }
+  }
+}
