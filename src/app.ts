@@ -12,6 +12,8 @@ import { registerSecret } from './http/redact.js';
 import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerChatRoutes } from './routes/chat.js';
+import { registerMessagesRoutes } from './routes/messages.js';
 import { registerVideoRoutes } from './routes/video.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
@@ -163,6 +165,8 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRateLimits(app, services.limits);
   registerHealthRoutes(app, services.store);
   registerModelRoutes(app, services.catalog);
+  registerChatRoutes(app, services);
+  registerMessagesRoutes(app, services);
   registerVideoRoutes(app, services.tasks.service);
   return app;
 }

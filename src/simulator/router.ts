@@ -13,12 +13,18 @@ export interface SimContext {
   state: SimState;
   /** Set by an injected `truncate` fault: a streaming handler stops part-way and destroys the socket. */
   truncate?: boolean;
+  /** The simulator itself cut the connection (reset, truncate): not counted as a client disconnect. */
+  closedBySimulator?: boolean;
 }
 
 export interface SimState {
   faults: FaultBook;
   /** Requests seen per route name. */
   counts: Map<string, number>;
+  /** Requests per route name whose client closed the connection before the answer was complete. */
+  disconnects: Map<string, number>;
+  /** Requests being answered right now (a connection left open upstream shows here). */
+  open: number;
   /** Base URL the simulator is reachable at (set once listening). */
   baseUrl: string;
   options: SimOptions;

@@ -5,6 +5,9 @@ import { sendJson, type SimContext, type SimOptions, type SimRoute, type SimStat
 import { catalogueRoutes } from './catalogue.js';
 import { arkVideoRoutes } from './ark-video.js';
 import { imageRoutes } from './images.js';
+import { openaiChatRoutes } from './openai-chat.js';
+import { anthropicMessagesRoutes } from './anthropic-messages.js';
+import { chatControlRoutes } from './chat-engine.js';
 import { openaiError } from './shapes.js';
 
 export interface Simulator {
@@ -52,7 +55,7 @@ function controlRoutes(): SimRoute[] {
       pattern: /^\/__sim\/stats$/,
       auth: false,
       handle(ctx) {
-        sendJson(ctx.res, 200, { counts: Object.fromEntries(ctx.state.counts) });
+        sendJson(ctx.res, 200, { counts: Object.fromEntries(ctx.state.counts), disconnects: Object.fromEntries(ctx.state.disconnects), open: ctx.state.open - 1 });
       },
     },
   ];
@@ -60,7 +63,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...openaiChatRoutes(), ...anthropicMessagesRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(
@@ -70,6 +73,8 @@ export async function startSimulator(
   const state: SimState = {
     faults: new FaultBook(),
     counts: new Map(),
+    disconnects: new Map(),
+    open: 0,
     baseUrl: '',
     options: { videoSeconds: opts.videoSeconds ?? 10, urlTtlS: opts.urlTtlS ?? 86400, requireAuth: opts.requireAuth ?? true },
     parts: new Map(),
@@ -94,6 +99,11 @@ export async function startSimulator(
       if (!route) return sendJson(res, 404, openaiError(`no route ${req.method} ${url.pathname}`, 'not_found'));
       state.counts.set(route.name, (state.counts.get(route.name) ?? 0) + 1);
       const ctx: SimContext = { req, res, params: route.pattern.exec(url.pathname)!.slice(1), url, body: Buffer.concat(chunks), state };
+      state.open++;
+      res.once('close', () => {
+        state.open--;
+        if (!res.writableFinished && !ctx.closedBySimulator) state.disconnects.set(route.name, (state.disconnects.get(route.name) ?? 0) + 1);
+      });
       void dispatch(route, ctx);
     });
   });
@@ -110,7 +120,10 @@ export async function startSimulator(
           if (fault.kind === 'latency') await new Promise((r) => setTimeout(r, fault.ms));
           else if (fault.kind === 'status') return sendStatusFault(route, ctx, fault.status!);
           else if (fault.kind === 'truncate') ctx.truncate = true;
-          else if (applyConnectionFault(fault, ctx.res)) return;
+          else {
+            if (fault.kind === 'reset') ctx.closedBySimulator = true;
+            if (applyConnectionFault(fault, ctx.res)) return;
+          }
         }
       }
       await route.handle(ctx);

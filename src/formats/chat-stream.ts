@@ -1,0 +1,61 @@
+import { GatewayError, errorBody } from '../http/errors.js';
+import { UpstreamFailure } from '../relay/upstream.js';
+import { dataFrame, eventFrame, type SseEvent } from './sse.js';
+
+// What every chat stream translator (upstream events → client frames) offers, whatever the pair
+// of formats, plus the client-side error frames of both formats.
+
+export type ChatFormat = 'openai' | 'anthropic';
+
+/** Tokens of one request; null while the upstream has not said. */
+export interface ReportedUsage {
+  input: number | null;
+  output: number | null;
+}
+
+export interface StreamTranslator {
+  /**
+   * Client frames for one upstream event ('' when the client gets nothing for it). Throws an
+   * UpstreamFailure when the upstream reports an error inside the stream.
+   */
+  push(ev: SseEvent): string;
+  /**
+   * Called when the upstream body ended: the frames that close the client's stream, or null when
+   * the upstream stopped before its answer was complete (a cut stream).
+   */
+  end(): string | null;
+  /** The upstream sent its own end marker ([DONE] / message_stop). */
+  readonly complete: boolean;
+  /** Usage as the upstream reported it so far. */
+  readonly usage: ReportedUsage;
+  /** A rough count of output tokens sent to the client so far, to bill a stream cut short. */
+  readonly deliveredTokens: number;
+}
+
+/** The frames that end a client's stream with an error, in the client's format. */
+export function streamErrorFrame(client: ChatFormat, err: GatewayError): string {
+  if (client === 'anthropic') return eventFrame('error', JSON.stringify(errorBody('anthropic', err)));
+  return dataFrame(JSON.stringify(errorBody('openai', err)));
+}
+
+/** Rough tokens of a text: about four bytes per token (the usual rule of thumb for English). */
+export function approxTokens(chars: number): number {
+  return chars <= 0 ? 0 : Math.ceil(chars / 4);
+}
+
+const ANTHROPIC_ERROR_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+/** An Anthropic `event: error` (or an OpenAI error chunk) as an upstream failure. */
+export function inStreamFailure(type: string, message: string): UpstreamFailure {
+  const status = ANTHROPIC_ERROR_STATUS[type] ?? 500;
+  return new UpstreamFailure('status', message || 'the upstream reported an error in the stream', status, type);
+}

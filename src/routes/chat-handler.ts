@@ -1,0 +1,131 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../app.js';
+import { principalOf } from '../auth/hook.js';
+import { mayUseModel } from '../auth/principal.js';
+import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/openai-to-anthropic/request.js';
+import { GatewayError, errors } from '../http/errors.js';
+import type { Hold } from '../limits/credit.js';
+import { chatCostMicros } from '../limits/pricing.js';
+import type { CatalogModel } from '../relay/catalog.js';
+import type { Target } from '../relay/relay.js';
+import { ChatRelay, type ChatCall } from '../relay/chat.js';
+import { UpstreamFailure } from '../relay/upstream.js';
+import { CLIENT_CLOSED, pipeChatStream } from './chat-stream.js';
+
+// The flow both chat endpoints share: model → credit hold → relay (with fallback) → answer in the
+// client's format → settle from the reported usage → one ledger row.
+
+/** The output a request without a max tokens field is reserved for (and Anthropic is asked for). */
+export const DEFAULT_OUTPUT_CAP = DEFAULT_ANTHROPIC_MAX_TOKENS;
+
+export interface TokenEstimate {
+  input: number;
+  output: number;
+}
+
+/**
+ * What a request may cost at most, to reserve before the call: input ≈ body bytes / 4 (the
+ * messages are nearly all of the body), output = the client's max tokens or the default cap.
+ */
+export function estimateChatTokens(client: ChatFormat, body: Record<string, unknown>, contentLength: number): TokenEstimate {
+  const bytes = contentLength > 0 ? contentLength : JSON.stringify(body.messages ?? '').length;
+  const max = client === 'openai' ? (body.max_completion_tokens ?? body.max_tokens) : body.max_tokens;
+  return { input: Math.ceil(bytes / 4), output: typeof max === 'number' && max > 0 ? max : DEFAULT_OUTPUT_CAP };
+}
+
+/** The model a chat request names, if this key may use it as a chat model. */
+function chatModel(services: Services, request: FastifyRequest, id: string): CatalogModel {
+  const model = services.catalog.get(id);
+  if (!model) throw errors.modelNotFound(id);
+  if (!mayUseModel(principalOf(request), id)) throw errors.modelNotAllowed(id);
+  if (model.config.kind !== 'chat') throw errors.invalidRequest(`The model "${id}" is not a chat model.`, 'model');
+  return model;
+}
+
+export function chatHandler(services: Services, client: ChatFormat, endpoint: 'chat' | 'messages') {
+  const chat = new ChatRelay(services.upstream);
+
+  return async function handleChat(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const started = Date.now();
+    const principal = principalOf(request);
+    const body = request.body as Record<string, unknown>;
+    const model = chatModel(services, request, body.model as string);
+    const stream = body.stream === true;
+    const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
+    const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0));
+    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output));
+
+    let channel = '';
+    const record = (status: number, input: number, output: number, cost: number) =>
+      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, latency_ms: Date.now() - started });
+    const settle = async (status: number, input: number, output: number) => {
+      const cost = chatCostMicros(model.config, input, output);
+      const charged = await services.credit.settle(hold, cost);
+      record(status, input, output, charged ?? cost);
+    };
+
+    // The client leaving (the response closing before it finished) aborts the upstream call at once.
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.on('close', onClose);
+    const call: ChatCall = { client, body, stream, includeUsage, signal: abort.signal };
+    const canRetry = () => !reply.raw.headersSent && !abort.signal.aborted;
+    const via =
+      <T>(attempt: (t: Target) => Promise<T>) =>
+      (t: Target): Promise<T> => {
+        channel = t.channel.name;
+        return attempt(t);
+      };
+
+    try {
+      if (!stream) {
+        const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
+        await settle(200, answer.usage.input ?? estimate.input, answer.usage.output ?? 0);
+        return reply.header('content-type', 'application/json; charset=utf-8').send(answer.payload);
+      }
+      const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
+      const outcome = await pipeChatStream(reply, client, opened, abort.signal);
+      if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
+      if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
+      const used = deliveredUsage(opened.translator.usage, opened.translator.complete, opened.translator.deliveredTokens, estimate);
+      // The answer is out: a failing settle can only be logged now.
+      await settle(outcome.status, used.input, used.output).catch((err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'));
+      return reply;
+    } catch (err) {
+      await releaseQuietly(services, hold);
+      if (err instanceof UpstreamFailure && err.kind === 'aborted') {
+        // The client is gone: nobody to answer.
+        record(CLIENT_CLOSED, 0, 0, 0);
+        reply.hijack();
+        reply.raw.destroy();
+        return reply;
+      }
+      record(err instanceof GatewayError ? err.status : 500, 0, 0, 0);
+      throw err;
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  };
+}
+
+/**
+ * Tokens to bill for a stream: what the upstream reported when the stream was whole; when it was
+ * cut (by the client or the upstream), the input as reported or estimated and the output actually
+ * delivered, never more than the reservation assumed.
+ */
+export function deliveredUsage(usage: ReportedUsage, complete: boolean, delivered: number, estimate: TokenEstimate): TokenEstimate {
+  const input = usage.input ?? estimate.input;
+  if (complete && usage.output !== null) return { input, output: usage.output };
+  return { input, output: Math.min(estimate.output, Math.max(usage.output ?? 0, delivered)) };
+}
+
+async function releaseQuietly(services: Services, hold: Hold): Promise<void> {
+  try {
+    await services.credit.release(hold);
+  } catch (err) {
+    process.stderr.write(`mediagate: releasing a credit hold failed: ${(err as Error).message}\n`);
+  }
+}

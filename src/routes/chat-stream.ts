@@ -1,0 +1,89 @@
+import type { FastifyReply } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { streamErrorFrame, type ChatFormat } from '../formats/chat-stream.js';
+import { SseWriter } from '../formats/sse.js';
+import type { OpenedStream } from '../relay/chat.js';
+import { failureToGatewayError } from '../relay/relay.js';
+import { UpstreamFailure, toUpstreamFailure } from '../relay/upstream.js';
+
+export interface StreamOutcome {
+  /** For the ledger: 200 whole, 499 client gone, else the gateway status of the upstream failure. */
+  status: number;
+  /** The upstream broke mid-stream (not the client leaving). */
+  failure: UpstreamFailure | null;
+}
+
+/** 499: the client closed the connection before the answer was complete (nginx's convention). */
+export const CLIENT_CLOSED = 499;
+
+/**
+ * Sends an opened upstream stream to the client as its events arrive. Nothing is buffered beyond
+ * one network chunk: when the client's socket is full the loop waits for 'drain' before reading
+ * the upstream again, so back-pressure reaches the upstream socket. An upstream that breaks ends
+ * the client's stream with an error event in the client's format; a client that leaves aborts the
+ * upstream (the caller's AbortSignal) and the loop stops.
+ */
+export async function pipeChatStream(reply: FastifyReply, client: ChatFormat, opened: OpenedStream, signal: AbortSignal): Promise<StreamOutcome> {
+  reply.hijack();
+  const res = reply.raw;
+  // Headers set by hooks (rate-limit headers, say) still go out on a hijacked reply.
+  const headers: OutgoingHttpHeaders = { ...(reply.getHeaders() as OutgoingHttpHeaders) };
+  headers['content-type'] = 'text/event-stream; charset=utf-8';
+  headers['cache-control'] = 'no-cache';
+  headers['x-accel-buffering'] = 'no';
+  delete headers['content-length'];
+  const writer = new SseWriter(res);
+  const { reader, translator } = opened;
+  let failure: UpstreamFailure | null = null;
+  try {
+    res.writeHead(200, headers);
+    let ready = writer.write(opened.first);
+    while (!translator.complete) {
+      if (!ready) await writer.drain();
+      if (writer.closed || signal.aborted) break;
+      const events = await reader.next();
+      if (events === null) {
+        const tail = translator.end();
+        if (tail === null) failure = new UpstreamFailure('malformed', 'the upstream stream ended before the answer was complete');
+        else if (tail) writer.write(tail);
+        break;
+      }
+      let out = '';
+      for (const ev of events) out += translator.push(ev);
+      if (out) ready = writer.write(out);
+    }
+  } catch (err) {
+    failure = toUpstreamFailure(err, signal);
+  }
+
+  const clientGone = signal.aborted || (writer.closed && !translator.complete);
+  if (clientGone || (failure && failure.kind === 'aborted')) {
+    writer.end();
+    await reader.cancel();
+    return { status: CLIENT_CLOSED, failure: null };
+  }
+  if (failure) {
+    const g = failureToGatewayError(failure);
+    writer.end(streamErrorFrame(client, g));
+    await reader.cancel();
+    return { status: g.status, failure };
+  }
+  writer.end();
+  void drainRest(reader);
+  return { status: 200, failure: null };
+}
+
+/**
+ * Reads the upstream to its end (usually nothing is left after the end marker) so its keep-alive
+ * connection can serve the next request instead of being torn down. Off the request path: the
+ * client's answer and its billing do not wait for it.
+ */
+async function drainRest(reader: OpenedStream['reader']): Promise<void> {
+  try {
+    while ((await reader.next()) !== null) {
+      // nothing more for the client
+    }
+  } catch {
+    // the upstream closed instead; nothing lost
+  }
+}

@@ -1,0 +1,175 @@
+import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
+import { anthropicError } from './shapes.js';
+
+// POST /v1/messages in Anthropic's wire format: a message, or the event stream message_start,
+// content_block_start / ping / content_block_delta (text_delta, input_json_delta) /
+// content_block_stop per block, message_delta (stop_reason, usage), message_stop.
+
+type Json = Record<string, any>;
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
+
+function errorOf(status: number, message: string): unknown {
+  return anthropicError(message, ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'));
+}
+
+function bad(ctx: SimContext, message: string): void {
+  sendJson(ctx.res, 400, anthropicError(message, 'invalid_request_error'));
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b: Json) => b?.type === 'text' && typeof b.text === 'string')
+    .map((b: Json) => b.text as string)
+    .join(' ');
+}
+
+/** Checks what Anthropic checks (the gateway's conversions must pass it) and reduces the request. */
+function conversation(ctx: SimContext, body: Json): SimConversation | string {
+  if (!ctx.req.headers['anthropic-version']) return 'anthropic-version: header is required';
+  if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
+  if (!Array.isArray(body.messages) || !body.messages.length) return 'messages: at least one message is required';
+  if (body.temperature != null && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
+  const texts: string[] = [];
+  if (typeof body.system === 'string') texts.push(body.system);
+  else if (Array.isArray(body.system)) texts.push(textOf(body.system));
+  let images = 0;
+  let prompt = '';
+  let toolResult: string | null = null;
+  let pendingToolUses: string[] = [];
+  for (const [i, m] of (body.messages as Json[]).entries()) {
+    if (m?.role !== 'user' && m?.role !== 'assistant') {
+      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    }
+    const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    if (!blocks.length) return `messages.${i}: all messages must have non-empty content`;
+    for (const b of blocks) if (b?.type === 'text' && (typeof b.text !== 'string' || !b.text)) return `messages.${i}: text content blocks must be non-empty`;
+    if (m.role === 'assistant') {
+      if (pendingToolUses.length) return `messages.${i}: tool_use ids were found without tool_result blocks immediately after: ${pendingToolUses.join(', ')}`;
+      pendingToolUses = blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.id));
+      for (const b of blocks) if (b?.type === 'tool_use') texts.push(String(b.name), JSON.stringify(b.input ?? {}));
+      texts.push(textOf(blocks));
+      continue;
+    }
+    const results = blocks.filter((b) => b?.type === 'tool_result');
+    for (const r of results) {
+      if (!pendingToolUses.includes(r.tool_use_id)) return `messages.${i}: unexpected tool_use_id found in tool_result blocks: ${String(r.tool_use_id)}`;
+    }
+    const missing = pendingToolUses.filter((id) => !results.some((r) => r.tool_use_id === id));
+    if (missing.length) return `messages.${i}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}`;
+    pendingToolUses = [];
+    images += blocks.filter((b) => b?.type === 'image').length;
+    const said = textOf(blocks);
+    texts.push(said);
+    if (results.length) {
+      toolResult = results.map((r) => textOf(r.content)).join(' ');
+      texts.push(toolResult);
+      if (said) {
+        prompt = said;
+        toolResult = null;
+      }
+    } else {
+      prompt = said;
+      toolResult = null;
+    }
+  }
+  if (body.messages[body.messages.length - 1]?.role !== 'user') return 'the last message must have the user role (prefill is not simulated)';
+  const tools: SimTool[] = [];
+  for (const [i, t] of (body.tools ?? []).entries()) {
+    if (typeof t?.name !== 'string' || !t.name) return `tools.${i}.name: Field required`;
+    if (!t.input_schema || typeof t.input_schema !== 'object') return `tools.${i}.input_schema: Field required`;
+    tools.push({ name: t.name, schema: t.input_schema });
+    texts.push(t.name, String(t.description ?? ''));
+  }
+  const choice = body.tool_choice as Json | undefined;
+  return {
+    texts,
+    images,
+    prompt,
+    toolResult,
+    tools,
+    forcedTool: choice?.type === 'tool' ? String(choice.name) : choice?.type === 'any' ? 'any' : null,
+    toolsOff: choice?.type === 'none',
+    maxTokens: body.max_tokens,
+    stop: Array.isArray(body.stop_sequences) ? body.stop_sequences : [],
+  };
+}
+
+const STOP: Record<SimAnswer['finish'], string> = { end: 'end_turn', length: 'max_tokens', stop_sequence: 'stop_sequence', tool: 'tool_use' };
+
+function outputTokens(a: SimAnswer): number {
+  return a.pieces.length + (a.tool ? a.tool.argPieces.length : 0);
+}
+
+function usage(a: SimAnswer, output: number): Json {
+  return { input_tokens: a.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' };
+}
+
+function message(id: string, model: string, a: SimAnswer, toolId: string): Json {
+  const content: Json[] = [];
+  if (a.pieces.length) content.push({ type: 'text', text: a.pieces.join('') });
+  if (a.tool) content.push({ type: 'tool_use', id: toolId, name: a.tool.name, input: JSON.parse(a.tool.args) });
+  return { id, type: 'message', role: 'assistant', model, content, stop_reason: STOP[a.finish], stop_sequence: a.stopSequence, usage: usage(a, outputTokens(a)) };
+}
+
+function events(id: string, model: string, a: SimAnswer, toolId: string): string[] {
+  const ev = (type: string, body: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
+  const frames = [ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: usage(a, 1) } })];
+  let index = 0;
+  if (a.pieces.length) {
+    frames.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }), ev('ping', {}));
+    // Anthropic sends a few tokens per delta.
+    for (let i = 0; i < a.pieces.length; i += 3) frames.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: a.pieces.slice(i, i + 3).join('') } }));
+    frames.push(ev('content_block_stop', { index }));
+    index++;
+  }
+  if (a.tool) {
+    frames.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: toolId, name: a.tool.name, input: {} } }));
+    frames.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } }));
+    for (let i = 0; i < a.tool.argPieces.length; i += 3) {
+      frames.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: a.tool.argPieces.slice(i, i + 3).join('') } }));
+    }
+    frames.push(ev('content_block_stop', { index }));
+  }
+  frames.push(ev('message_delta', { delta: { stop_reason: STOP[a.finish], stop_sequence: a.stopSequence }, usage: { output_tokens: outputTokens(a) } }));
+  frames.push(ev('message_stop', {}));
+  return frames;
+}
+
+export function anthropicMessagesRoutes(): SimRoute[] {
+  return [
+    {
+      name: 'anthropic.messages',
+      method: 'POST',
+      pattern: /^\/v1\/messages$/,
+      auth: true,
+      errorBody: errorOf,
+      async handle(ctx) {
+        const body = readJson(ctx, (m) => anthropicError(m, 'invalid_request_error'));
+        if (!body) return;
+        const conv = conversation(ctx, body);
+        if (typeof conv === 'string') return bad(ctx, conv);
+        const a = answer(conv);
+        const id = nextId(ctx.state, 'msg_sim');
+        const toolId = nextId(ctx.state, 'toolu_sim');
+        const model = body.model as string;
+        if (body.stream === true) return streamFrames(ctx, events(id, model, a, toolId));
+        const m = message(id, model, a, toolId);
+        if (ctx.truncate) return sendTruncatedJson(ctx, m);
+        sendJson(ctx.res, 200, m);
+      },
+    },
+  ];
+}

@@ -1,0 +1,169 @@
+import type { ServerResponse } from 'node:http';
+import { sendJson, type SimContext, type SimRoute, type SimState } from './router.js';
+
+// The simulator's chat "model", shared by its OpenAI and Anthropic sides: deterministic answers
+// that tests can assert (an echo of the prompt, or a call of the first tool with arguments taken
+// from the prompt), token counts consistent with what is sent, and paced streaming.
+
+export interface SimTool {
+  name: string;
+  schema: Record<string, unknown>;
+}
+
+/** A request reduced to what the answer depends on (the same for both formats). */
+export interface SimConversation {
+  /** Every text the request carries, for the input token count. */
+  texts: string[];
+  images: number;
+  /** The last thing the user said. */
+  prompt: string;
+  /** The content of the tool result the request ends with, if it does. */
+  toolResult: string | null;
+  tools: SimTool[];
+  /** A tool the client forced (by name), or "any". */
+  forcedTool: string | null;
+  toolsOff: boolean;
+  maxTokens: number | null;
+  stop: string[];
+}
+
+export interface SimAnswer {
+  /** Text pieces, one token each (for a tool call: a short preamble). */
+  pieces: string[];
+  tool: { name: string; args: string; argPieces: string[] } | null;
+  finish: 'end' | 'length' | 'stop_sequence' | 'tool';
+  stopSequence: string | null;
+  inputTokens: number;
+}
+
+/** Images count as a fixed 85 tokens (OpenAI's low-detail price). */
+const IMAGE_TOKENS = 85;
+const TOKEN = /\s*(?:[\p{L}\p{N}_']+|[^\s\p{L}\p{N}_'])|\s+$/gu;
+
+/** The text split into tokens: a word or one symbol, with the whitespace before it. */
+export function tokenize(text: string): string[] {
+  return text.match(TOKEN) ?? [];
+}
+
+export function countTokens(texts: string[]): number {
+  let n = 0;
+  for (const t of texts) n += tokenize(t).length;
+  return n;
+}
+
+export function answer(c: SimConversation): SimAnswer {
+  const inputTokens = countTokens(c.texts) + c.images * IMAGE_TOKENS;
+  if (c.tools.length && !c.toolsOff && c.toolResult === null) {
+    const tool = (c.forcedTool && c.forcedTool !== 'any' && c.tools.find((t) => t.name === c.forcedTool)) || c.tools[0];
+    const args = JSON.stringify(argumentsFor(tool.schema, c.prompt));
+    return { pieces: tokenize(`Calling ${tool.name}.`), tool: { name: tool.name, args, argPieces: tokenize(args) }, finish: 'tool', stopSequence: null, inputTokens };
+  }
+  let text = c.toolResult !== null ? `Tool result: ${c.toolResult}` : `You said: ${c.prompt}`;
+  let finish: SimAnswer['finish'] = 'end';
+  let stopSequence: string | null = null;
+  for (const s of c.stop) {
+    const at = s ? text.indexOf(s) : -1;
+    if (at >= 0) {
+      text = text.slice(0, at);
+      finish = 'stop_sequence';
+      stopSequence = s;
+    }
+  }
+  let pieces = tokenize(text);
+  if (c.maxTokens !== null && pieces.length > c.maxTokens) {
+    pieces = pieces.slice(0, c.maxTokens);
+    finish = 'length';
+    stopSequence = null;
+  }
+  return { pieces, tool: null, finish, stopSequence, inputTokens };
+}
+
+/** Arguments for a tool from its JSON schema: strings get the prompt, numbers its token count. */
+export function argumentsFor(schema: Record<string, unknown>, prompt: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const props = (schema?.properties ?? {}) as Record<string, { type?: string; enum?: unknown[] }>;
+  for (const [name, p] of Object.entries(props)) {
+    if (Array.isArray(p?.enum) && p.enum.length) out[name] = p.enum[0];
+    else if (p?.type === 'number' || p?.type === 'integer') out[name] = countTokens([prompt]);
+    else if (p?.type === 'boolean') out[name] = true;
+    else if (p?.type === 'array') out[name] = [prompt];
+    else if (p?.type === 'object') out[name] = {};
+    else out[name] = prompt;
+  }
+  return out;
+}
+
+// ---- shared state: ids and stream pacing (set through POST /__sim/chat) ----
+
+interface ChatPart {
+  seq: number;
+  streamDelayMs: number;
+}
+
+function part(state: SimState): ChatPart {
+  let p = state.parts.get('chat') as ChatPart | undefined;
+  if (!p) {
+    p = { seq: 0, streamDelayMs: 0 };
+    state.parts.set('chat', p);
+  }
+  return p;
+}
+
+export function nextId(state: SimState, prefix: string): string {
+  return `${prefix}${(++part(state).seq).toString().padStart(6, '0')}`;
+}
+
+/** POST /__sim/chat {"stream_delay_ms": n}: the pause between stream events (0 by default). */
+export function chatControlRoutes(): SimRoute[] {
+  return [
+    {
+      name: 'control.chat',
+      method: 'POST',
+      pattern: /^\/__sim\/chat$/,
+      auth: false,
+      handle(ctx) {
+        let body: { stream_delay_ms?: unknown };
+        try {
+          body = JSON.parse(ctx.body.toString('utf8') || '{}');
+        } catch {
+          return sendJson(ctx.res, 400, { error: 'body must be JSON' });
+        }
+        const ms = Number(body.stream_delay_ms ?? 0);
+        if (!Number.isFinite(ms) || ms < 0) return sendJson(ctx.res, 400, { error: 'stream_delay_ms must be a non-negative number' });
+        part(ctx.state).streamDelayMs = ms;
+        sendJson(ctx.res, 200, { stream_delay_ms: ms });
+      },
+    },
+  ];
+}
+
+/**
+ * Writes SSE frames one by one with the configured pause. An injected `truncate` fault cuts the
+ * stream after a few frames by destroying the socket; a client that goes away stops the loop.
+ */
+export async function streamFrames(ctx: SimContext, frames: string[]): Promise<void> {
+  const res: ServerResponse = ctx.res;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const delay = part(ctx.state).streamDelayMs;
+  const cutAt = ctx.truncate ? Math.min(3, frames.length - 1) : -1;
+  for (let i = 0; i < frames.length; i++) {
+    if (res.destroyed) return;
+    if (i === cutAt) {
+      ctx.closedBySimulator = true;
+      res.socket?.destroy();
+      return;
+    }
+    res.write(frames[i]);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  }
+  res.end();
+}
+
+/** For a non-streamed answer with a `truncate` fault: half the body, then the socket dies. */
+export function sendTruncatedJson(ctx: SimContext, body: unknown): void {
+  const text = JSON.stringify(body);
+  ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  ctx.res.write(text.slice(0, Math.floor(text.length / 2)));
+  ctx.closedBySimulator = true;
+  ctx.res.socket?.destroy();
+}

@@ -1,0 +1,162 @@
+import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
+import { openaiError } from './shapes.js';
+
+// POST /v1/chat/completions in OpenAI's wire format: a chat.completion, or a stream of
+// chat.completion.chunk events ending with `data: [DONE]` (plus the usage chunk with empty choices
+// when stream_options.include_usage is set).
+
+type Json = Record<string, any>;
+
+const ERROR_TYPES: Record<number, string> = { 400: 'invalid_request_error', 401: 'invalid_request_error', 403: 'permission_error', 404: 'invalid_request_error', 429: 'rate_limit_error' };
+
+function errorOf(status: number, message: string): unknown {
+  return openaiError(message, status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request', ERROR_TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error'));
+}
+
+function bad(ctx: SimContext, message: string): void {
+  sendJson(ctx.res, 400, openaiError(message, 'invalid_request', 'invalid_request_error'));
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((p: Json) => p?.type === 'text' && typeof p.text === 'string')
+    .map((p: Json) => p.text as string)
+    .join(' ');
+}
+
+/** Checks what OpenAI checks (the gateway's conversions must pass it) and reduces the request. */
+function conversation(body: Json): SimConversation | string {
+  if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages) || !body.messages.length) return "[] is too short - 'messages'";
+  if (body.stream_options != null && body.stream !== true) return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
+  if (body.temperature != null && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 2)) return 'temperature must be between 0 and 2';
+  const texts: string[] = [];
+  let images = 0;
+  let prompt = '';
+  let toolResult: string | null = null;
+  const openCalls = new Set<string>();
+  for (const [i, m] of (body.messages as Json[]).entries()) {
+    if (!m || !['system', 'developer', 'user', 'assistant', 'tool'].includes(m.role)) return `Invalid value for 'messages[${i}].role'.`;
+    if (m.role === 'tool') {
+      if (!openCalls.has(m.tool_call_id)) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      toolResult = textOf(m.content);
+      texts.push(toolResult);
+      continue;
+    }
+    if (m.role === 'assistant') {
+      openCalls.clear();
+      for (const c of m.tool_calls ?? []) {
+        openCalls.add(c?.id);
+        texts.push(String(c?.function?.name ?? ''), String(c?.function?.arguments ?? ''));
+      }
+    }
+    if (Array.isArray(m.content)) images += m.content.filter((p: Json) => p?.type === 'image_url').length;
+    const t = textOf(m.content);
+    texts.push(t);
+    if (m.role === 'user') {
+      prompt = t;
+      toolResult = null;
+    }
+  }
+  const tools: SimTool[] = [];
+  for (const t of body.tools ?? []) {
+    if (t?.type !== 'function' || typeof t.function?.name !== 'string') return "Missing required parameter: 'tools[0].function'.";
+    tools.push({ name: t.function.name, schema: t.function.parameters ?? {} });
+    texts.push(t.function.name, String(t.function.description ?? ''));
+  }
+  const choice = body.tool_choice;
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? null;
+  return {
+    texts,
+    images,
+    prompt,
+    toolResult,
+    tools,
+    forcedTool: typeof choice === 'object' && choice ? (choice.function?.name ?? null) : choice === 'required' ? 'any' : null,
+    toolsOff: choice === 'none',
+    maxTokens: typeof maxTokens === 'number' ? maxTokens : null,
+    stop: typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop : [],
+  };
+}
+
+const FINISH: Record<SimAnswer['finish'], string> = { end: 'stop', length: 'length', stop_sequence: 'stop', tool: 'tool_calls' };
+
+function usageOf(a: SimAnswer): Json {
+  const completion = a.tool ? a.tool.argPieces.length : a.pieces.length;
+  return {
+    prompt_tokens: a.inputTokens,
+    completion_tokens: completion,
+    total_tokens: a.inputTokens + completion,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+function completion(id: string, model: string, a: SimAnswer, callId: string): Json {
+  const message: Json = { role: 'assistant', content: a.tool ? null : a.pieces.join(''), refusal: null, annotations: [] };
+  if (a.tool) message.tool_calls = [{ id: callId, type: 'function', function: { name: a.tool.name, arguments: a.tool.args } }];
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: FINISH[a.finish] }],
+    usage: usageOf(a),
+    service_tier: 'default',
+    system_fingerprint: 'fp_simulator',
+  };
+}
+
+function chunks(id: string, model: string, a: SimAnswer, callId: string, includeUsage: boolean): string[] {
+  const created = Math.floor(Date.now() / 1000);
+  const frame = (delta: Json, finish: string | null = null) => {
+    const c: Json = { id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: 'fp_simulator', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+    if (includeUsage) c.usage = null;
+    return `data: ${JSON.stringify(c)}\n\n`;
+  };
+  const frames = [frame({ role: 'assistant', content: a.tool ? null : '', refusal: null })];
+  if (a.tool) {
+    frames.push(frame({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: a.tool.name, arguments: '' } }] }));
+    for (const p of a.tool.argPieces) frames.push(frame({ tool_calls: [{ index: 0, function: { arguments: p } }] }));
+  } else {
+    for (const p of a.pieces) frames.push(frame({ content: p }));
+  }
+  frames.push(frame({}, FINISH[a.finish]));
+  if (includeUsage) {
+    frames.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: 'fp_simulator', choices: [], usage: usageOf(a) })}\n\n`);
+  }
+  frames.push('data: [DONE]\n\n');
+  return frames;
+}
+
+export function openaiChatRoutes(): SimRoute[] {
+  return [
+    {
+      name: 'openai.chat',
+      method: 'POST',
+      pattern: /^\/v1\/chat\/completions$/,
+      auth: true,
+      errorBody: errorOf,
+      async handle(ctx) {
+        const body = readJson(ctx, (m) => openaiError(m, 'invalid_request', 'invalid_request_error'));
+        if (!body) return;
+        const conv = conversation(body);
+        if (typeof conv === 'string') return bad(ctx, conv);
+        const a = answer(conv);
+        const id = nextId(ctx.state, 'chatcmpl-sim');
+        const callId = nextId(ctx.state, 'call_sim');
+        const model = body.model as string;
+        if (body.stream === true) {
+          const includeUsage = (body.stream_options as Json | undefined)?.include_usage === true;
+          return streamFrames(ctx, chunks(id, model, a, callId, includeUsage));
+        }
+        const c = completion(id, model, a, callId);
+        if (ctx.truncate) return sendTruncatedJson(ctx, c);
+        sendJson(ctx.res, 200, c);
+      },
+    },
+  ];
+}

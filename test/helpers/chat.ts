@@ -1,0 +1,72 @@
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { startGateway, type TestGateway } from './gateway.js';
+
+/** Chat models of the chat tests: one per native channel format, all served by one simulator. */
+export const CHAT_TEST_MODELS = {
+  'gpt-sim': { kind: 'chat', owned_by: 'openai', price: { input_per_million: 1, output_per_million: 2 } },
+  'claude-sim': { kind: 'chat', owned_by: 'anthropic', price: { input_per_million: 3, output_per_million: 15 } },
+  'sim-chat': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 0.5, output_per_million: 1.5 } },
+  'sim-image': { kind: 'image', owned_by: 'simulator', price: { per_image: 0.02 } },
+} as const;
+
+export interface ChatRig {
+  gw: TestGateway;
+  sim: Simulator;
+  key: string;
+  keyId: string;
+  close(): Promise<void>;
+  /** The simulator's request counters (GET /__sim/stats). */
+  stats(): Promise<{ counts: Record<string, number>; disconnects: Record<string, number>; open: number }>;
+  fault(f: Record<string, unknown>): Promise<void>;
+}
+
+/**
+ * A gateway whose channels point at a standalone simulator: an `openai` channel (base_url
+ * `${sim}/v1`) for gpt-sim, an `anthropic` channel (base_url `${sim}`) for claude-sim, and a
+ * `simulator` channel for sim-chat. `channels` replaces them for routing tests.
+ */
+export async function startChatRig(opts: { channels?: (simUrl: string) => unknown[]; relay?: Record<string, unknown>; models?: Record<string, unknown>; creditMicros?: number | null } = {}): Promise<ChatRig> {
+  const sim = await startSimulator({ port: 0 });
+  const channels = opts.channels
+    ? opts.channels(sim.url)
+    : [
+        { name: 'oai', type: 'openai', base_url: `${sim.url}/v1`, api_key: 'sk-test-openai-upstream', models: ['gpt-sim'] },
+        { name: 'anth', type: 'anthropic', base_url: sim.url, api_key: 'sk-ant-test-upstream', models: ['claude-sim'] },
+        { name: 'simch', type: 'simulator', base_url: sim.url, api_key: 'sim-key', models: ['sim-chat', 'sim-image'] },
+      ];
+  let gw: TestGateway;
+  try {
+    gw = await startGateway({ simulator: { embedded: false }, channels, models: opts.models ?? CHAT_TEST_MODELS, ...(opts.relay ? { relay: opts.relay } : {}) });
+  } catch (err) {
+    await sim.close();
+    throw err;
+  }
+  const { id, key } = await gw.createKey({ creditMicros: opts.creditMicros ?? null });
+  return {
+    gw,
+    sim,
+    key,
+    keyId: id,
+    async close() {
+      await gw.close();
+      await sim.close();
+    },
+    async stats() {
+      return (await (await fetch(`${sim.url}/__sim/stats`)).json()) as any;
+    },
+    async fault(f) {
+      const res = await fetch(`${sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(f) });
+      if (res.status !== 200) throw new Error(`fault not accepted: ${await res.text()}`);
+    },
+  };
+}
+
+/** Polls `check` until it returns true or the deadline passes (no fixed sleeps in tests). */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
