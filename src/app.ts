@@ -12,6 +12,7 @@ import { registerSecret } from './http/redact.js';
 import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerImageRoutes } from './routes/images.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerMessagesRoutes } from './routes/messages.js';
 import { registerVideoRoutes } from './routes/video.js';
@@ -165,6 +166,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRateLimits(app, services.limits);
   registerHealthRoutes(app, services.store);
   registerModelRoutes(app, services.catalog);
+  registerImageRoutes(app, services);
   registerChatRoutes(app, services);
   registerMessagesRoutes(app, services);
   registerVideoRoutes(app, services.tasks.service);

@@ -164,7 +164,9 @@ function arkGenerate(ctx: SimContext): void {
   if (!Number.isInteger(maxImages) || (maxImages as number) < 1 || (maxImages as number) > 15) return invalid('sequential_image_generation_options.max_images', 'use 1 to 15.');
   if (body.stream === true) return invalid('stream', 'the simulator answers image generations in one piece.');
   const count = sequential === 'auto' ? Math.max(1, Math.min(maxImages as number, 15 - images.count)) : 1;
-  const seed = (seedOf(body.prompt) ^ (typeof body.seed === 'number' ? body.seed : 0) ^ crc32(...images.bytes)) >>> 0;
+  // Like Seedream: a given seed repeats a picture, no seed (or -1) draws a new one every call.
+  const given = typeof body.seed === 'number' && body.seed !== -1 ? body.seed : Math.floor(Math.random() * 0xffffffff);
+  const seed = (seedOf(body.prompt) ^ given ^ crc32(...images.bytes)) >>> 0;
   const created = Math.floor(Date.now() / 1000);
   if (body.prompt.includes(SENSITIVE_MARKER)) {
     const error = { code: 'OutputImageSensitiveContentDetected', message: 'The request failed because the output image may contain sensitive information.' };

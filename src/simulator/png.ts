@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 
-// A minimal PNG encoder (8-bit RGB, no interlace, filter 0 on every row) so the simulator can
+// A minimal PNG encoder (8-bit RGB or RGBA, no interlace, filter 0 on every row) so the simulator can
 // answer with real images without an image library. Chunk = length, type, data, CRC-32(type+data).
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -30,20 +30,20 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([head, data, crc]);
 }
 
-/** Encodes `rgb` (width × height × 3 bytes, row by row) as a PNG file. */
-export function encodePng(width: number, height: number, rgb: Uint8Array): Buffer {
-  if (rgb.length !== width * height * 3) throw new Error('encodePng: pixel buffer does not match the size');
+/** Encodes `pixels` (width × height × channels bytes, row by row; 3 = RGB, 4 = RGBA) as a PNG file. */
+export function encodePng(width: number, height: number, pixels: Uint8Array, channels: 3 | 4 = 3): Buffer {
+  if (pixels.length !== width * height * channels) throw new Error('encodePng: pixel buffer does not match the size');
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // colour type: truecolour
+  ihdr[9] = channels === 4 ? 6 : 2; // colour type: truecolour with / without alpha
   // compression, filter and interlace methods stay 0
-  const stride = width * 3;
+  const stride = width * channels;
   const raw = Buffer.alloc(height * (stride + 1));
   for (let y = 0; y < height; y++) {
     raw[y * (stride + 1)] = 0; // filter: none
-    raw.set(rgb.subarray(y * stride, (y + 1) * stride), y * (stride + 1) + 1);
+    raw.set(pixels.subarray(y * stride, (y + 1) * stride), y * (stride + 1) + 1);
   }
   return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 6 })), chunk('IEND', Buffer.alloc(0))]);
 }

@@ -1,0 +1,38 @@
+import { inflateSync } from 'node:zlib';
+import { expect } from 'vitest';
+import { crc32 } from '../../src/simulator/png.js';
+
+const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 4: 2, 6: 4 };
+
+/**
+ * Decodes a PNG far enough to prove it is one: the signature, every chunk's CRC, IHDR, and IDAT
+ * inflating to exactly height × (1 + width × bytes per pixel) bytes. Asserts the expected size.
+ */
+export function expectPng(buf: Buffer, width: number, height: number): void {
+  expect(buf.subarray(0, 8).equals(SIGNATURE)).toBe(true);
+  let pos = 8;
+  let ihdr: Buffer | null = null;
+  const idat: Buffer[] = [];
+  let ended = false;
+  while (pos < buf.length) {
+    const len = buf.readUInt32BE(pos);
+    const type = buf.subarray(pos + 4, pos + 8);
+    const data = buf.subarray(pos + 8, pos + 8 + len);
+    expect(buf.readUInt32BE(pos + 8 + len)).toBe(crc32(type, data));
+    const name = type.toString('latin1');
+    if (name === 'IHDR') ihdr = Buffer.from(data);
+    if (name === 'IDAT') idat.push(data);
+    if (name === 'IEND') ended = true;
+    pos += 12 + len;
+  }
+  expect(ended).toBe(true);
+  expect(ihdr).not.toBeNull();
+  expect(ihdr!.readUInt32BE(0)).toBe(width);
+  expect(ihdr!.readUInt32BE(4)).toBe(height);
+  expect(ihdr![8]).toBe(8);
+  const channels = CHANNELS[ihdr![9]];
+  expect(channels).toBeDefined();
+  const raw = inflateSync(Buffer.concat(idat));
+  expect(raw.length).toBe(height * (1 + width * channels));
+}
