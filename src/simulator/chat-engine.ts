@@ -153,7 +153,10 @@ export async function streamFrames(ctx: SimContext, frames: string[]): Promise<v
       res.socket?.destroy();
       return;
     }
-    res.write(frames[i]);
+    if (i === cutAt - 1) {
+      // The events before the cut reach the client first: wait until the socket took them.
+      await new Promise<void>((r) => res.write(frames[i], () => r()));
+    } else res.write(frames[i]);
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
   }
   res.end();

@@ -70,3 +70,19 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** The usage ledger rows of the rig's key, after flushing the ledger's buffer. */
+export async function ledgerRows(rig: ChatRig, keyId = rig.keyId) {
+  await rig.gw.services.ledger.flush();
+  return rig.gw.services.store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).orderBy('id').execute();
+}
+
+/** POSTs JSON to the gateway with the rig's key. */
+export function post(rig: ChatRig, path: string, body: unknown, key = rig.key, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${rig.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+}
+
+/** Waits until the simulator is answering nothing: no upstream request left open. */
+export async function noOpenUpstream(rig: ChatRig): Promise<void> {
+  await eventually(async () => (await rig.stats()).open === 0, 10_000, 'the simulator to have no open request');
+}
