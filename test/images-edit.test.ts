@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +115,15 @@ describe('POST /v1/images/edits', () => {
       expect((await usageRows(gw, id)).map((r) => [r.endpoint, r.status, r.output_units, r.cost_micros])).toEqual([['images.edits', 400, 0, 0]]);
       expect(uploadsLeft(tmp)).toEqual([]);
     });
+  });
+
+  it('accepts a file streamed by the SDK from disk (chunked multipart, no Content-Length)', async () => {
+    const { key } = await gw.createKey();
+    const file = join(tmp, 'streamed.png');
+    writeFileSync(file, photo(30, 18));
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const res = await client.images.edit({ model: 'sim-image', image: createReadStream(file), prompt: 'from disk', response_format: 'b64_json' });
+    expectPng(Buffer.from(res.data![0].b64_json!, 'base64'), 30, 18);
   });
 
   it('edits on an ark (Seedream) channel by image-to-image generation with the files inlined', async () => {

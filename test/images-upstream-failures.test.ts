@@ -119,6 +119,32 @@ describe('images: upstream failures', () => {
     expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
   });
 
+  it('releases the hold and logs 499 when the client goes away while the upstream works', async () => {
+    const { id, key } = await gw.createKey({ creditMicros: 1_000_000 });
+    await fault({ match: 'openai.images.generate', kind: 'latency', ms: 3000, count: 1 });
+    const ac = new AbortController();
+    const pending = fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'fb-image', prompt: 'slow', n: 2 }),
+      signal: ac.signal,
+    }).catch((e: unknown) => e);
+    // Wait until the hold exists (the request reached the relay), then hang up.
+    const deadline = Date.now() + 10_000;
+    while ((await gw.services.reservations.heldCount(id)) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    ac.abort();
+    await pending;
+    let rows: Awaited<ReturnType<typeof usageRows>> = [];
+    while (Date.now() < deadline) {
+      rows = await usageRows(gw, id);
+      if (rows.length) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(rows.map((r) => [r.status, r.output_units, r.cost_micros])).toEqual([[499, 0, 0]]);
+    expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
+    expect(await gw.services.reservations.heldCount(id)).toBe(0);
+  });
+
   it('never shows an upstream key in an error', async () => {
     const { key } = await gw.createKey();
     await fault({ match: 'openai.images.generate', kind: 'status', status: 401, count: 1 });
