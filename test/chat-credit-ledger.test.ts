@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerRows, post, startChatRig, type ChatRig } from './helpers/chat.js';
+import { ledgerRows, ledgerRowsWhen, post, startChatRig, type ChatRig } from './helpers/chat.js';
 
 // Chat requests and money: the estimate is held before the upstream call, the reported usage is
 // charged after it, a failure returns the hold; one ledger row per request.
@@ -31,7 +31,7 @@ describe('chat credit and ledger', () => {
     const res = await post(rig, '/v1/messages', { model: 'gpt-sim', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'Hello there' }] }, key);
     expect(res.status).toBe(200);
     await res.text();
-    const rows = await ledgerRows(rig, id);
+    const rows = await ledgerRowsWhen(rig, 1, id);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ model: 'gpt-sim', channel: 'oai', endpoint: 'messages', status: 200, input_units: 2, output_units: 5, cost_micros: 12 });
     expect(await rig.gw.services.reservations.balance(id)).toBe(1_000_000 - 12);
@@ -41,7 +41,7 @@ describe('chat credit and ledger', () => {
     const { id, key } = await rig.gw.createKey({ creditMicros: 1_000_000 });
     const res = await post(rig, '/v1/chat/completions', { model: 'claude-sim', stream: true, messages: [{ role: 'user', content: 'Hello there' }] }, key);
     await res.text();
-    const rows = await ledgerRows(rig, id);
+    const rows = await ledgerRowsWhen(rig, 1, id);
     // 2 × 3 + 5 × 15 = 81.
     expect(rows[0]).toMatchObject({ channel: 'anth', endpoint: 'chat', status: 200, input_units: 2, output_units: 5, cost_micros: 81 });
     expect(await rig.gw.services.reservations.balance(id)).toBe(1_000_000 - 81);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { ledgerRows, noOpenUpstream, post, startChatRig, type ChatRig } from './helpers/chat.js';
+import { ledgerRows, ledgerRowsWhen, noOpenUpstream, post, startChatRig, type ChatRig } from './helpers/chat.js';
 
 // Upstream faults (injected in the simulator) before the client got a byte: the gateway moves to
 // the next channel, or, with no channel left, answers a clean error in the client's format —
@@ -52,12 +52,13 @@ describe('fallback to the next channel', () => {
   });
 
   it.each(FAULTS)('moves an Anthropic-format stream on after %s', async (_name, fault) => {
+    const seen = (await ledgerRows(rig)).length;
     await rig.fault({ match: 'anthropic.messages', count: 1, ...fault });
     const client = new Anthropic({ apiKey: rig.key, baseURL: rig.gw.url, maxRetries: 0 });
     const m = await client.messages.stream({ model: 'dual', max_tokens: 50, messages: [{ role: 'user', content: 'fall back' }] }).finalMessage();
     expect(m.content).toEqual([{ type: 'text', text: 'You said: fall back' }]);
     expect(m.stop_reason).toBe('end_turn');
-    const rows = await ledgerRows(rig);
+    const rows = await ledgerRowsWhen(rig, seen + 1);
     expect(rows[rows.length - 1]).toMatchObject({ channel: 'second', status: 200, endpoint: 'messages', output_units: 5 });
     await noOpenUpstream(rig);
   });

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { ledgerRows, noOpenUpstream, post, startChatRig, type ChatRig } from './helpers/chat.js';
+import { ledgerRows, ledgerRowsWhen, noOpenUpstream, post, startChatRig, type ChatRig } from './helpers/chat.js';
 
 // An upstream stream cut in the middle (the simulator destroys its socket after a few events),
 // after the gateway already started answering: the client's stream ends with a well-formed error
@@ -22,6 +22,7 @@ describe('a stream cut mid-way', () => {
   const routeOf = (model: string) => (model === 'claude-sim' ? 'anthropic.messages' : 'openai.chat');
 
   it.each(['gpt-sim', 'claude-sim'])('ends an OpenAI-format stream from %s with an error chunk', async (model) => {
+    const seen = (await ledgerRows(rig)).length;
     await rig.fault({ match: routeOf(model), kind: 'truncate', count: 1 });
     const res = await post(rig, '/v1/chat/completions', { model, stream: true, messages: [{ role: 'user', content: PROMPT }] });
     expect(res.status).toBe(200);
@@ -34,12 +35,13 @@ describe('a stream cut mid-way', () => {
     expect(text).not.toContain('[DONE]');
     // Every frame before it is a whole chunk.
     for (const f of frames.slice(0, -1)) expect(JSON.parse(f.slice(6)).object).toBe('chat.completion.chunk');
-    const rows = await ledgerRows(rig);
+    const rows = await ledgerRowsWhen(rig, seen + 1);
     expect(rows[rows.length - 1]).toMatchObject({ model, status: 502, endpoint: 'chat' });
     await noOpenUpstream(rig);
   });
 
   it.each(['claude-sim', 'gpt-sim'])('ends an Anthropic-format stream from %s with an error event', async (model) => {
+    const seen = (await ledgerRows(rig)).length;
     await rig.fault({ match: routeOf(model), kind: 'truncate', count: 1 });
     const res = await post(rig, '/v1/messages', { model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: PROMPT }] });
     expect(res.status).toBe(200);
@@ -49,7 +51,7 @@ describe('a stream cut mid-way', () => {
     expect(last.startsWith('event: error\ndata: ')).toBe(true);
     expect(JSON.parse(last.slice('event: error\ndata: '.length))).toMatchObject({ type: 'error', error: { type: 'api_error' } });
     expect(frames.some((f) => f.startsWith('event: message_stop'))).toBe(false);
-    const rows = await ledgerRows(rig);
+    const rows = await ledgerRowsWhen(rig, seen + 1);
     expect(rows[rows.length - 1]).toMatchObject({ model, status: 502, endpoint: 'messages' });
     await noOpenUpstream(rig);
   });
@@ -78,7 +80,7 @@ describe('a stream cut mid-way', () => {
     await rig.fault({ match: 'anthropic.messages', kind: 'truncate', count: 1 });
     const res = await post(rig, '/v1/messages', { model: 'claude-sim', max_tokens: 100, stream: true, messages: [{ role: 'user', content: PROMPT }] }, key);
     await res.text();
-    const [row] = await ledgerRows(rig, id);
+    const [row] = await ledgerRowsWhen(rig, 1, id);
     expect(row.status).toBe(502);
     // message_start reported the input (10 tokens); the output is what was delivered.
     expect(row.input_units).toBe(10);

@@ -77,6 +77,15 @@ export async function ledgerRows(rig: ChatRig, keyId = rig.keyId) {
   return rig.gw.services.store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).orderBy('id').execute();
 }
 
+/**
+ * The ledger rows once there are `n` of them: a stream's row is written just after its last event
+ * went out (settling does not hold the client's stream open), so a test polls for it.
+ */
+export async function ledgerRowsWhen(rig: ChatRig, n: number, keyId = rig.keyId) {
+  await eventually(async () => (await ledgerRows(rig, keyId)).length >= n, 10_000, `${n} ledger rows`);
+  return ledgerRows(rig, keyId);
+}
+
 /** POSTs JSON to the gateway with the rig's key. */
 export function post(rig: ChatRig, path: string, body: unknown, key = rig.key, signal?: AbortSignal): Promise<Response> {
   return fetch(`${rig.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
