@@ -4,6 +4,7 @@ import type { Config } from './config/schema.js';
 import { openStore } from './store/db.js';
 import { KeysRepo, keyModels } from './store/repos/keys.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
+import { UsageRepo, type UsageTotal } from './store/repos/usage.js';
 import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
 import { buildApp, createServices, GatewayConfigError } from './app.js';
 import { startSimulator } from './simulator/server.js';
@@ -17,6 +18,7 @@ Usage:
   mediagate keys revoke ID
   mediagate keys credit ID +USD
   mediagate simulate [--port N] [--host H] [--video-seconds S]
+  mediagate usage [--key ID] [--since ISO-8601] [--json]   totals per key and model from the usage ledger
   mediagate migrate
 `;
 
@@ -148,6 +150,42 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
   throw new UsageError(`unknown keys command "${sub ?? ''}"`);
 }
 
+async function usageCommand(config: Config, argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { key: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean', default: false } },
+    strict: true,
+  });
+  let sinceMs: number | undefined;
+  if (values.since !== undefined) {
+    sinceMs = Date.parse(values.since);
+    if (!Number.isFinite(sinceMs)) throw new UsageError(`--since must be an ISO-8601 time, got "${values.since}"`);
+  }
+  const rows = await withStore(config, (s) => new UsageRepo(s.db).totals({ keyId: values.key, sinceMs }));
+  const total = rows.reduce(
+    (t, r) => ({ requests: t.requests + r.requests, input_units: t.input_units + r.input_units, output_units: t.output_units + r.output_units, cost_micros: t.cost_micros + r.cost_micros }),
+    { requests: 0, input_units: 0, output_units: 0, cost_micros: 0 },
+  );
+  const usd = (m: number) => m / 1_000_000;
+  if (values.json) {
+    return out(
+      JSON.stringify({
+        key: values.key ?? null,
+        since: sinceMs === undefined ? null : new Date(sinceMs).toISOString(),
+        rows: rows.map((r) => ({ ...r, cost_usd: usd(r.cost_micros) })),
+        total: { ...total, cost_usd: usd(total.cost_micros) },
+      }),
+    );
+  }
+  if (!rows.length) return out('No usage recorded' + (values.key ? ` for ${values.key}` : '') + (values.since ? ` since ${values.since}` : '') + '.');
+  const table: string[][] = [['KEY', 'MODEL', 'REQUESTS', 'INPUT', 'OUTPUT', 'COST']];
+  const line = (key: string, model: string, r: Omit<UsageTotal, 'key_id' | 'model'>) => [key, model, String(r.requests), String(r.input_units), String(r.output_units), microsToUsd(r.cost_micros)];
+  for (const r of rows) table.push(line(r.key_id, r.model, r));
+  table.push(line('TOTAL', '', total));
+  const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
+  for (const row of table) out(row.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
+}
+
 async function serve(config: Config, source: string): Promise<void> {
   const services = await createServices(config);
   const app = buildApp(services);
@@ -221,6 +259,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (cmd === 'keys') {
       await keysCommand(config, rest);
+      return 0;
+    }
+    if (cmd === 'usage') {
+      await usageCommand(config, rest);
       return 0;
     }
     if (cmd === 'migrate') {

@@ -162,6 +162,14 @@ describe.each(['memory', 'redis'] as const)('rate limits with the %s backend', (
     expect(body.error.message).toContain('sim-chat');
     // Other models are not affected.
     expect((await echo(a.key, 'sim-claude')).status).toBe(200);
+    // A request the model limit refused spends none of the key's own rpm.
+    const c = await gw.createKey({ rpm: 2 });
+    expect((await echo(c.key, 'sim-chat')).status).toBe(429);
+    expect((await echo(c.key, 'sim-chat')).status).toBe(429);
+    expect((await echo(c.key, 'sim-claude')).status).toBe(200);
+    expect((await echo(c.key, 'sim-claude')).status).toBe(200);
+    const own = await echo(c.key, 'sim-claude');
+    expectRateLimited(own, await own.json(), 2);
   });
 
   it('charges no credit for a refused request', async () => {

@@ -39,13 +39,20 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits): vo
 }
 
 /**
- * Counts the request against `model`'s rpm, once per request; throws 429 when over. Skipped for a
+ * Counts the request against `model`'s rpm, once per request; throws 429 when over (and gives the
+ * key's rpm back: a refused request counts against no limit). Skipped for a
  * model the key may not use: the route answers 403 and the model's budget stays for allowed callers.
  */
 export async function limitModel(request: FastifyRequest, model: string): Promise<void> {
   if (request.rateLimitedModel === model) return;
   if (request.principal && !mayUseModel(request.principal, model)) return;
-  await request.server.rateLimits.admitModel(model);
+  const limits = request.server.rateLimits;
+  try {
+    await limits.admitModel(model);
+  } catch (err) {
+    if (request.principal) await limits.refundKey(request.principal);
+    throw err;
+  }
   request.rateLimitedModel = model;
 }
 

@@ -19,6 +19,8 @@ export interface Slot {
 export interface LimitStore {
   /** Counts one request against `bucket`, a fixed window of `windowMs` allowing `limit` requests. */
   hit(bucket: string, limit: number, windowMs: number): Promise<WindowResult>;
+  /** Takes back one request counted by hit() (the request was refused by a later limit). */
+  unhit(bucket: string, limit: number, windowMs: number): Promise<void>;
   /** Takes one of `limit` slots of `bucket`; null when all are taken. */
   acquire(bucket: string, limit: number): Promise<Slot | null>;
   /** Slots of `bucket` currently held (for tests and metrics). */

@@ -15,6 +15,10 @@ export class MemoryLimitStore implements LimitStore {
     return consumeWindow(this.limiter(limit, windowMs), bucket, limit, windowMs);
   }
 
+  async unhit(bucket: string, limit: number, windowMs: number): Promise<void> {
+    await this.limiter(limit, windowMs).reward(bucket, 1);
+  }
+
   async acquire(bucket: string, limit: number): Promise<Slot | null> {
     return this.acquireNow(bucket, limit);
   }

@@ -26,14 +26,12 @@ export class RateLimits {
     private readonly config: Config,
   ) {}
 
-  /** Key rpm, then key concurrency. The caller must release the slot when the response ends. */
+  /**
+   * Key concurrency, then key rpm; the caller must release the slot when the response ends. A
+   * request refused by one limit is counted by none: a refused slot spends no rpm, and a refused
+   * rpm frees its slot at once.
+   */
   async admitKey(p: Principal): Promise<KeyAdmission> {
-    let headers: Record<string, string> = {};
-    if (p.rpm > 0) {
-      const w = await this.store.hit(`key:${p.keyId}`, p.rpm, MINUTE_MS);
-      headers = windowHeaders(w);
-      if (!w.allowed) throw refused(`This key allows ${p.rpm} requests per minute.`, w);
-    }
     let slot: Slot | null = null;
     if (p.concurrency > 0) {
       slot = await this.store.acquire(`key:${p.keyId}`, p.concurrency);
@@ -42,7 +40,27 @@ export class RateLimits {
         throw refused(`This key allows ${p.concurrency} requests in flight at once.`, { allowed: false, limit: p.concurrency, remaining: 0, resetMs: 1000 });
       }
     }
+    let headers: Record<string, string> = {};
+    if (p.rpm > 0) {
+      let w: WindowResult;
+      try {
+        w = await this.store.hit(`key:${p.keyId}`, p.rpm, MINUTE_MS);
+      } catch (err) {
+        slot?.release();
+        throw err;
+      }
+      headers = windowHeaders(w);
+      if (!w.allowed) {
+        slot?.release();
+        throw refused(`This key allows ${p.rpm} requests per minute.`, w);
+      }
+    }
     return { headers, slot };
+  }
+
+  /** Gives back the key rpm counted by admitKey() for a request a model limit then refused. */
+  async refundKey(p: Principal): Promise<void> {
+    if (p.rpm > 0) await this.store.unhit(`key:${p.keyId}`, p.rpm, MINUTE_MS);
   }
 
   /** Model rpm, only for configured models (an unknown model is the route's 404, not a limit). */

@@ -80,6 +80,12 @@ export class RedisLimitStore implements LimitStore {
     return consumeWindow(this.window(limit, windowMs), bucket, limit, windowMs);
   }
 
+  async unhit(bucket: string, limit: number, windowMs: number): Promise<void> {
+    await this.window(limit, windowMs)
+      .reward(bucket, 1)
+      .catch(() => undefined);
+  }
+
   async acquire(bucket: string, limit: number): Promise<Slot | null> {
     const key = `${this.prefix}cc:${bucket}`;
     const member = `${this.instance}:${++this.seq}`;

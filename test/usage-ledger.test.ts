@@ -1,0 +1,154 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshDatabaseUrl } from './helpers/databases.js';
+import { openStore, type Store } from '../src/store/db.js';
+import { KeysRepo } from '../src/store/repos/keys.js';
+import { ReservationsRepo } from '../src/store/repos/reservations.js';
+import { UsageRepo } from '../src/store/repos/usage.js';
+import { UsageLedger } from '../src/limits/ledger.js';
+import { CreditService } from '../src/limits/credit.js';
+import { GatewayError } from '../src/http/errors.js';
+import type { Principal } from '../src/auth/principal.js';
+
+/** Deterministic numbers so a failure reproduces. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('usage ledger', () => {
+  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  let store: Store;
+  let usage: UsageRepo;
+  let reservations: ReservationsRepo;
+  let credit: CreditService;
+  const errors: unknown[] = [];
+
+  beforeEach(async () => {
+    db = await freshDatabaseUrl();
+    store = await openStore(db.url);
+    usage = new UsageRepo(store.db);
+    reservations = new ReservationsRepo(store.db);
+    credit = new CreditService(reservations);
+    errors.length = 0;
+  });
+  afterEach(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  async function keyWith(creditMicros: number | null): Promise<Principal> {
+    const row = await new KeysRepo(store.db).create({ name: 't', keyHash: `h${Math.random()}`, keyPrefix: 'mg-x', creditMicros });
+    return { keyId: row.id, name: 't', models: null, rpm: 0, concurrency: 0, limitedCredit: creditMicros !== null };
+  }
+
+  it('totals what was settled: ledger cost = sum of settled charges = what left the balances', async () => {
+    // Small batches and a short timer, so the run crosses many batch boundaries.
+    const ledger = new UsageLedger(usage, (e) => errors.push(e), 5, 7);
+    const random = prng(42);
+    const start = 200_000;
+    const keys = [await keyWith(start), await keyWith(start), await keyWith(null)];
+    const models = ['sim-chat', 'sim-image', 'sim-video'];
+    const expected = new Map<string, { requests: number; cost: number; input: number; output: number }>();
+
+    // 150 requests in parallel: reserve an estimate, then settle a real cost (sometimes over the
+    // estimate), or release on an upstream failure, or get refused for want of credit.
+    await Promise.all(
+      Array.from({ length: 150 }, async (_, i) => {
+        const p = keys[i % keys.length];
+        const model = models[Math.floor(random() * models.length)];
+        const estimate = 1000 + Math.floor(random() * 9000);
+        const actual = Math.floor(estimate * (0.2 + random()));
+        const fails = random() < 0.2;
+        const input = Math.floor(random() * 5000);
+        const output = Math.floor(random() * 2000);
+        const began = Date.now();
+        let status = 200;
+        let cost = 0;
+        try {
+          const hold = await credit.reserve(p, estimate);
+          if (fails) {
+            status = 502;
+            expect(await credit.release(hold)).toBe(true);
+          } else {
+            const charged = await credit.settle(hold, actual);
+            expect(charged).not.toBeNull();
+            cost = charged!;
+          }
+        } catch (err) {
+          if (!(err instanceof GatewayError) || err.code !== 'insufficient_quota') throw err;
+          status = 403;
+        }
+        const ok = status === 200;
+        ledger.record({
+          key_id: p.keyId,
+          model,
+          channel: 'simulator',
+          endpoint: 'chat',
+          status,
+          input_units: ok ? input : 0,
+          output_units: ok ? output : 0,
+          cost_micros: cost,
+          latency_ms: Date.now() - began,
+        });
+        const k = `${p.keyId}/${model}`;
+        const e = expected.get(k) ?? { requests: 0, cost: 0, input: 0, output: 0 };
+        expected.set(k, { requests: e.requests + 1, cost: e.cost + cost, input: e.input + (ok ? input : 0), output: e.output + (ok ? output : 0) });
+      }),
+    );
+    await ledger.close();
+    expect(errors).toEqual([]);
+
+    const totals = await usage.totals();
+    expect(totals.reduce((n, t) => n + t.requests, 0)).toBe(150);
+    for (const t of totals) {
+      expect(expected.get(`${t.key_id}/${t.model}`)).toEqual({ requests: t.requests, cost: t.cost_micros, input: t.input_units, output: t.output_units });
+    }
+    expect(totals).toHaveLength(expected.size);
+
+    // Per limited key: ledger cost = the reservations' settled charges = start − balance.
+    for (const p of keys.slice(0, 2)) {
+      const ledgerCost = (await usage.totals({ keyId: p.keyId })).reduce((n, t) => n + t.cost_micros, 0);
+      const settled = await store.db
+        .selectFrom('reservations')
+        .select(['state', 'charged_micros'])
+        .where('key_id', '=', p.keyId)
+        .execute();
+      expect(settled.every((r) => r.state !== 'held')).toBe(true);
+      const charges = settled.filter((r) => r.state === 'settled').reduce((n, r) => n + Number(r.charged_micros), 0);
+      expect(ledgerCost).toBeGreaterThan(0);
+      expect(ledgerCost).toBe(charges);
+      expect(await reservations.balance(p.keyId)).toBe(start - charges);
+    }
+  });
+
+  it('writes off the request path: record() returns at once and close() writes what is buffered', async () => {
+    const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
+    const p = await keyWith(null);
+    for (let i = 0; i < 3; i++) {
+      ledger.record({ key_id: p.keyId, model: 'm', channel: 'c', endpoint: 'chat', status: 200, input_units: 1, output_units: 2, cost_micros: 10, latency_ms: 5 });
+    }
+    expect(await usage.totals()).toEqual([]);
+    await ledger.close();
+    expect(await usage.totals()).toEqual([{ key_id: p.keyId, model: 'm', requests: 3, input_units: 3, output_units: 6, cost_micros: 30 }]);
+  });
+
+  it('filters totals by key and by time', async () => {
+    const ledger = new UsageLedger(usage, (e) => errors.push(e));
+    const a = await keyWith(null);
+    const b = await keyWith(null);
+    const base = { model: 'm', channel: 'c', endpoint: 'chat', status: 200, input_units: 0, output_units: 0, latency_ms: 1 };
+    ledger.record({ ...base, key_id: a.keyId, cost_micros: 1, created_at: Date.parse('2026-01-01T00:00:00Z') });
+    ledger.record({ ...base, key_id: a.keyId, cost_micros: 2, created_at: Date.parse('2026-02-01T00:00:00Z') });
+    ledger.record({ ...base, key_id: b.keyId, cost_micros: 4, created_at: Date.parse('2026-02-01T00:00:00Z') });
+    await ledger.close();
+    expect((await usage.totals({ keyId: a.keyId })).map((t) => t.cost_micros)).toEqual([3]);
+    const since = await usage.totals({ sinceMs: Date.parse('2026-01-15T00:00:00Z') });
+    expect(since.map((t) => [t.key_id, t.cost_micros]).sort()).toEqual([[a.keyId, 2], [b.keyId, 4]].sort());
+  });
+});
