@@ -87,6 +87,15 @@ export class TasksRepo {
         return rows.map(normalize);
       });
     }
+    // Most ticks find nothing due: check with a read first, so an idle poller never takes SQLite's write lock.
+    const any = await this.db
+      .selectFrom('tasks')
+      .select('task_id')
+      .where('status', 'in', [...OPEN_STATUSES])
+      .where('next_poll_at', '<=', now)
+      .limit(1)
+      .executeTakeFirst();
+    if (!any) return [];
     // SQLite runs one write statement at a time, so select-and-lease in one UPDATE is atomic.
     const rows = await this.db
       .updateTable('tasks')
