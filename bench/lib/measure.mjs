@@ -1,0 +1,66 @@
+// The two ways the bench takes a figure: max req/s under concurrent load (autocannon, in its own
+// process) and latency one request at a time (latency-child, hrtime-resolved).
+import { fileURLToPath } from 'node:url';
+import { runJob, cpuSeconds } from './children.mjs';
+
+const AUTOCANNON = fileURLToPath(new URL('./autocannon-child.mjs', import.meta.url));
+const LATENCY = fileURLToPath(new URL('./latency-child.mjs', import.meta.url));
+
+/**
+ * Max req/s of each target, targets taking turns over `rounds` rounds (so a burst of outside load
+ * hits them alike); each target's best round counts. Every target is warmed up first (JIT,
+ * connection pools) and a round with a non-2xx answer or an error is reported, not hidden.
+ * targets: { name: { url, path, method, headers, body, paths?, pid? } } (pid: the server process,
+ * for its CPU time per request)
+ */
+export async function throughput(targets, { rounds, warmS, measureS, connections }) {
+  const job = (t, durationS) => ({
+    url: t.url + (t.path ?? '/'),
+    method: t.method ?? 'GET',
+    headers: t.headers,
+    body: t.body,
+    paths: t.paths,
+    connections,
+    durationS,
+  });
+  for (const t of Object.values(targets)) if (warmS > 0) await runJob(AUTOCANNON, job(t, warmS));
+  const all = {};
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, t] of Object.entries(targets)) {
+      const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+      const res = await runJob(AUTOCANNON, job(t, measureS));
+      // CPU time of the server process per answered request: unlike req/s it barely moves when
+      // other programs compete for the cores, so it shows what a path costs on a loaded machine.
+      if (t.pid) res.cpuMsPerReq = ((cpuSeconds(t.pid) - cpu0) * 1000) / Math.max(1, res.ok + res.non2xx);
+      (all[name] ??= []).push(res);
+    }
+  }
+  const out = {};
+  for (const [name, results] of Object.entries(all)) {
+    const best = results.reduce((a, b) => (b.rps > a.rps ? b : a));
+    const cpu = results.map((x) => x.cpuMsPerReq).filter((x) => x !== undefined);
+    out[name] = {
+      ...best,
+      // The lowest CPU per request over the rounds: the least disturbed measurement.
+      cpuMsPerReq: cpu.length ? Math.min(...cpu) : undefined,
+      rps: Math.round(best.rps),
+      rounds: results.map((x) => Math.round(x.rps)),
+      failures: results.reduce((n, x) => n + x.non2xx + x.errors + x.timeouts, 0),
+    };
+  }
+  return out;
+}
+
+/**
+ * p50/p99 of each target one request at a time, in turns of `sliceMs` over `rounds` rounds.
+ * firstByte: also the time to the first body byte (time to first token of a stream).
+ */
+export function latency(targets, { rounds, sliceMs, warmupMs, firstByte = false }) {
+  const list = Object.entries(targets).map(([name, t]) => ({ name, ...t }));
+  return runJob(LATENCY, { targets: list, rounds, sliceMs, warmupMs, firstByte });
+}
+
+/** Loads a target with a fixed number of requests (e.g. to create tasks). */
+export function fire(t, amount, connections) {
+  return runJob(AUTOCANNON, { url: t.url + t.path, method: t.method ?? 'POST', headers: t.headers, body: t.body, amount, connections });
+}

@@ -1,0 +1,56 @@
+// mediagate as the bench runs it: the real CLI (`node dist/main.js serve`) with a config file and
+// a SQLite database in a temp dir, auth, rate limits, credit and the usage ledger all on.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startServer } from './children.mjs';
+
+export const CHAT_MODEL = 'bench-chat';
+export const HOLD_MODEL = 'bench-hold';
+export const VIDEO_MODEL = 'doubao-seedance-1-0-pro-250528';
+
+/**
+ * Writes the config: chat models on an `openai` channel at the upstream (as Portkey's `openai`
+ * provider with a custom host sees it), the Seedance model on an `ark` channel at the same
+ * simulator, and the simulator's own catalogue, so GET /v1/models answers a realistic list.
+ */
+export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
+  const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config/defaults.js'));
+  const chatPrice = { input_per_million: 0.15, output_per_million: 0.6 };
+  const config = {
+    server: { host: '127.0.0.1', port: 0 },
+    database: { url: `sqlite:${join(dir, 'mediagate.db')}` },
+    ...extra,
+    channels: [
+      { name: 'bench-openai', type: 'openai', base_url: `${upstreamUrl}/v1`, api_key: 'sk-bench-upstream', models: [CHAT_MODEL, HOLD_MODEL] },
+      { name: 'bench-ark', type: 'ark', base_url: upstreamUrl, api_key: 'ark-bench-upstream', models: Object.keys(SEEDANCE_MODELS) },
+      { name: 'bench-sim', type: 'simulator', base_url: upstreamUrl, api_key: 'sim-bench-upstream', models: Object.keys(SIMULATOR_MODELS) },
+    ],
+    models: {
+      [CHAT_MODEL]: { kind: 'chat', owned_by: 'openai', price: chatPrice },
+      [HOLD_MODEL]: { kind: 'chat', owned_by: 'openai', price: chatPrice },
+      ...SIMULATOR_MODELS,
+      ...SEEDANCE_MODELS,
+    },
+  };
+  const path = join(dir, 'mediagate.json'); // JSON is YAML
+  writeFileSync(path, JSON.stringify(config, null, 2));
+  return path;
+}
+
+/** Creates the bench key through the CLI: limits far above the load, credit far above its cost. */
+export function createKey(root, configPath) {
+  const out = execFileSync(
+    process.execPath,
+    [join(root, 'dist/main.js'), 'keys', 'create', '--name', 'bench', '--rpm', '100000000', '--concurrency', '100000', '--credit', '100000000', '--json'],
+    { env: { ...process.env, MEDIAGATE_CONFIG: configPath }, encoding: 'utf8' },
+  );
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+export function startMediagate(root, configPath, { nodeArgs = [] } = {}) {
+  return startServer('mediagate', [...nodeArgs, join(root, 'dist/main.js'), 'serve'], {
+    env: { MEDIAGATE_CONFIG: configPath },
+    ready: /mediagate listening on (\S+)/,
+  });
+}

@@ -1,0 +1,46 @@
+// Reads a V8 .cpuprofile (node --cpu-prof) and lists where the time went: the functions with the
+// most self time, and self time per module (a package in node_modules, a file of dist/, or Node
+// itself). Usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25]
+import { readFileSync } from 'node:fs';
+
+export function summarizeProfile(path, top = 25) {
+  const p = JSON.parse(readFileSync(path, 'utf8'));
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  // Self time per node from the sample stream (each sample's delta belongs to that node).
+  const self = new Map();
+  for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i], (self.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
+  const total = [...self.values()].reduce((a, b) => a + b, 0) || 1;
+  const fns = new Map();
+  const modules = new Map();
+  for (const [id, us] of self) {
+    const cf = byId.get(id).callFrame;
+    const file = cf.url.replace(/^file:\/\//, '');
+    const where = file ? `${file.replace(/^.*?\/(node_modules|dist)\//, '$1/')}:${cf.lineNumber + 1}` : '';
+    const name = `${cf.functionName || '(anonymous)'} ${where}`.trim();
+    fns.set(name, (fns.get(name) ?? 0) + us);
+    const mod = !file
+      ? cf.functionName.startsWith('(') ? cf.functionName : '(native)'
+      : file.includes('/node_modules/')
+        ? 'node_modules/' + /\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)[1]
+        : file.includes('/dist/')
+          ? 'dist/' + file.split('/dist/')[1]
+          : file.startsWith('node:')
+            ? 'node:' + file.slice(5).split('/')[0]
+            : file;
+    modules.set(mod, (modules.get(mod) ?? 0) + us);
+  }
+  const rank = (m) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, us]) => ({ name, selfMs: Math.round(us / 1000), pct: Math.round((us / total) * 1000) / 10 }));
+  return { totalMs: Math.round(total / 1000), functions: rank(fns), modules: rank(modules) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const s = summarizeProfile(process.argv[2], Number(process.argv[3] ?? 25));
+  console.log(`total sampled: ${s.totalMs} ms\n\nself time by function:`);
+  for (const f of s.functions) console.log(`${String(f.pct).padStart(5)}%  ${f.name}`);
+  console.log('\nself time by module:');
+  for (const m of s.modules) console.log(`${String(m.pct).padStart(5)}%  ${m.name}`);
+}

@@ -1,0 +1,198 @@
+// Turns a run's results into the markdown of docs/benchmarks.md: the machine, versions, one table
+// per figure with its ratios, and the issue's targets met or missed.
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, totalmem, loadavg } from 'node:os';
+import { execFileSync } from 'node:child_process';
+
+export function machine() {
+  let model = cpus()[0]?.model ?? 'unknown';
+  try {
+    model = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? model;
+  } catch {
+    // not Linux
+  }
+  return { nproc: cpus().length, cpu: model, memGb: Math.round(totalmem() / 2 ** 30), node: process.version, loadAvgAtStart: loadavg().map((x) => Math.round(x * 100) / 100) };
+}
+
+export function versions(root) {
+  const v = (pkg) => {
+    try {
+      return JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+    } catch {
+      return null;
+    }
+  };
+  let commit = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+  } catch {
+    // not a checkout
+  }
+  return {
+    mediagate: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version,
+    commit,
+    '@portkey-ai/gateway': v('@portkey-ai/gateway'),
+    '@hono/node-server': v('@hono/node-server'),
+    fastify: v('fastify'),
+    undici: v('undici'),
+    'better-sqlite3': v('better-sqlite3'),
+    autocannon: v('autocannon'),
+  };
+}
+
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+const f3 = (x) => (Number.isFinite(x) ? x.toFixed(3) : '—');
+const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '—');
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
+const signed = (x, f = f3) => (Number.isFinite(x) ? (x >= 0 ? '+' : '') + f(x) : '—');
+
+export function checkTargets(r) {
+  const out = [];
+  const add = (target, measured, met) => out.push({ target, measured, met: met === null ? null : !!met });
+  const chat = r.chat?.load;
+  if (chat) {
+    const vsPortkey = ratio(chat.mediagate.rps, chat.portkey.rps);
+    const vsRaw = ratio(chat.mediagate.rps, chat.raw.rps);
+    add('Non-streamed chat req/s ≥ 10× Portkey', `${f1(vsPortkey)}×`, vsPortkey >= 10);
+    add('Non-streamed chat req/s ≥ 60% of the raw proxy', `${Math.round(vsRaw * 100)}%`, vsRaw >= 0.6);
+    const added = r.chat.addedC1.mediagate.p99Ms;
+    add('Added latency at concurrency 1, p99 ≤ 0.5 ms', `${f3(added)} ms`, added <= 0.5);
+  }
+  const held = r.streams?.held?.mediagate;
+  if (held) {
+    const n = r.meta.params.streams.count;
+    const full = n >= 2000;
+    add(`${int(n)} concurrent streams held${full ? '' : ' (smoke: target is 2,000)'}`, `${int(held.maxOpen)} held, ${int(held.failed)} failed`, full ? held.maxOpen >= 2000 && held.failed === 0 : null);
+    add('Peak RSS under 300 MB while streaming', `${f1(held.peakRssMb)} MB`, full ? held.peakRssMb < 300 : null);
+    const ttft = r.streams.addedTtftHeld.mediagate.p99Ms;
+    add(`Added time to first token p99 < 5 ms (${int(n)} streams opening)`, `${f2(ttft)} ms`, full ? ttft < 5 : null);
+  }
+  if (r.models) {
+    const x = ratio(r.models.load.mediagate.rps, r.models.load.raw.rps);
+    add('GET /v1/models req/s ≥ 70% of raw node:http', `${Math.round(x * 100)}%`, x >= 0.7);
+  }
+  if (r.tasks) {
+    const { small, large } = r.tasks.latencyC1;
+    const x = ratio(large.p99Ms, small.p99Ms);
+    const full = r.tasks.stored.large >= 1_000_000;
+    add(`Task read p99 with ${int(r.tasks.stored.large)} tasks within 20% of 1,000`, `${f3(large.p99Ms)} vs ${f3(small.p99Ms)} ms (${signed((x - 1) * 100, f1)}%)`, full ? x <= 1.2 : null);
+  }
+  return out;
+}
+
+export function renderMarkdown(r) {
+  const m = r.meta;
+  const L = [];
+  L.push(`Run of ${m.date.slice(0, 16).replace('T', ' ')} UTC, \`${m.command}\` (${m.mode}), ${m.elapsedS} s.`);
+  L.push('');
+  L.push(`- Machine: ${m.machine.nproc} × ${m.machine.cpu}, ${m.machine.memGb} GB RAM, Node ${m.machine.node}; load average at start ${m.machine.loadAvgAtStart.join(' / ')}.`);
+  L.push(`- Versions: mediagate ${m.versions.mediagate}${m.versions.commit ? ` (${m.versions.commit})` : ''}, @portkey-ai/gateway ${m.versions['@portkey-ai/gateway']} (with @hono/node-server ${m.versions['@hono/node-server']}), fastify ${m.versions.fastify}, undici ${m.versions.undici}, better-sqlite3 ${m.versions['better-sqlite3']}, autocannon ${m.versions.autocannon}.`);
+  L.push(`- Upstream chat answers: ${m.upstreamChat === 'simulator-chat' ? "the simulator's own chat route" : 'the bench upstream\'s instant answer (the simulator had no chat route)'}.`);
+  L.push('');
+
+  if (r.chat) {
+    const { load, latencyC1, addedC1 } = r.chat;
+    const c = m.params.load;
+    L.push(`### Non-streamed chat completion (${c.connections} connections, best of ${c.rounds} × ${c.measureS} s)`);
+    L.push('');
+    L.push('| path | req/s | p50 ms | p99 ms | vs raw proxy | CPU ms/req | c=1 p50 ms | c=1 p99 ms | added p50 ms | added p99 ms |');
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, label] of [['direct', 'upstream, direct'], ['raw', 'raw Node proxy'], ['portkey', 'Portkey gateway'], ['mediagate', 'mediagate']]) {
+      const x = load[name];
+      const lat = latencyC1[name];
+      const add = addedC1[name];
+      L.push(`| ${label} | ${int(x.rps)} | ${x.p50Ms} | ${x.p99Ms} | ${name === 'direct' ? '' : Math.round(ratio(x.rps, load.raw.rps) * 100) + '%'} | ${f3(x.cpuMsPerReq)} | ${f3(lat.p50Ms)} | ${f3(lat.p99Ms)} | ${add ? signed(add.p50Ms) : ''} | ${add ? signed(add.p99Ms) : ''} |`);
+    }
+    L.push('');
+    L.push(`mediagate / Portkey: **${f1(ratio(load.mediagate.rps, load.portkey.rps))}×** req/s; mediagate / raw proxy: **${Math.round(ratio(load.mediagate.rps, load.raw.rps) * 100)}%** req/s, **${f1(ratio(load.mediagate.cpuMsPerReq, load.raw.cpuMsPerReq))}×** the CPU per request (Portkey: ${f1(ratio(load.portkey.cpuMsPerReq, load.raw.cpuMsPerReq))}×). CPU ms/req is the server process's own CPU time (upstream's for the direct row) over the requests it answered. Rounds (req/s): ${Object.entries(load).map(([n, x]) => `${n} ${x.rounds.join(', ')}`).join('; ')}. Failed requests: ${Object.entries(load).map(([n, x]) => `${n} ${x.failures}`).join(', ')}.`);
+    L.push('');
+  }
+
+  if (r.streams) {
+    const { ttftC1, addedTtftC1, held, addedTtftHeld } = r.streams;
+    const s = m.params.streams;
+    L.push(`### Streamed chat (time to first token; ${int(s.count)} streams opened at ${int(s.ratePerS)}/s, each held ${s.holdMs / 1000} s)`);
+    L.push('');
+    L.push('| path | TTFT c=1 p50 / p99 ms | added p50 / p99 ms | streams held at once | completed / failed | TTFT p50 / p99 ms while opening | added p99 ms | peak RSS MB (before) | CPU s |');
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, label] of [['direct', 'upstream, direct'], ['raw', 'raw Node proxy'], ['portkey', 'Portkey gateway*'], ['mediagate', 'mediagate']]) {
+      const t = ttftC1[name]?.firstByte;
+      const a = addedTtftC1[name];
+      const h = held[name];
+      const ah = addedTtftHeld[name];
+      L.push(
+        `| ${label} | ${f3(t?.p50Ms)} / ${f3(t?.p99Ms)} | ${a ? `${signed(a.p50Ms)} / ${signed(a.p99Ms)}` : ''} | ${int(h.maxOpen)} | ${int(h.completed)} / ${int(h.failed)}${h.failed ? ` (${Object.entries(h.failures).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''} | ${f1(h.ttftP50Ms)} / ${f1(h.ttftP99Ms)} | ${ah ? signed(ah.p99Ms, f1) : ''} | ${name === 'direct' ? '(upstream) ' : ''}${f1(h.peakRssMb)} (${f1(h.rssBeforeMb)}) | ${f1(h.cpuS)} |`,
+      );
+    }
+    L.push('');
+    const v = m.portkeyAsInstalledStream;
+    L.push(`\\* Portkey streams run in a second Portkey process with Node's own \`Response\` restored (see "Portkey" below). As npm installs it, a streamed request ${v ? (v.ok ? 'succeeded in this run' : `answered ${v.status} \`${v.body.replace(/\|/g, '\\|')}\``) : 'was not tried'}.`);
+    L.push('');
+  }
+
+  if (r.models || r.tasks) {
+    L.push('### JSON reads beside raw node:http answering the same bytes');
+    L.push('');
+    L.push('| read | mediagate req/s | p99 ms | CPU ms/req | raw node:http req/s | p99 ms | CPU ms/req | mediagate / raw req/s |');
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+    if (r.models) {
+      const { mediagate, raw } = r.models.load;
+      L.push(`| \`GET /v1/models\` (${r.models.models} models, ${int(r.models.bytes)} B) | ${int(mediagate.rps)} | ${mediagate.p99Ms} | ${f3(mediagate.cpuMsPerReq)} | ${int(raw.rps)} | ${raw.p99Ms} | ${f3(raw.cpuMsPerReq)} | ${Math.round(ratio(mediagate.rps, raw.rps) * 100)}% |`);
+    }
+    if (r.tasks) {
+      const { mediagate, mediagateLarge, raw } = r.tasks.load;
+      L.push(`| \`GET /v1/video/generations/{id}\`, ${int(r.tasks.stored.small)} tasks stored (${int(r.tasks.bytes)} B) | ${int(mediagate.rps)} | ${mediagate.p99Ms} | ${f3(mediagate.cpuMsPerReq)} | ${int(raw.rps)} | ${raw.p99Ms} | ${f3(raw.cpuMsPerReq)} | ${Math.round(ratio(mediagate.rps, raw.rps) * 100)}% |`);
+      L.push(`| same, ${int(r.tasks.stored.large)} tasks stored | ${int(mediagateLarge.rps)} | ${mediagateLarge.p99Ms} | ${f3(mediagateLarge.cpuMsPerReq)} | | | | ${Math.round(ratio(mediagateLarge.rps, raw.rps) * 100)}% |`);
+    }
+    L.push('');
+    if (r.tasks) {
+      const { small, large } = r.tasks.latencyC1;
+      L.push(
+        `Task read one at a time (random ids): ${int(r.tasks.stored.small)} tasks p50 ${f3(small.p50Ms)} / p99 ${f3(small.p99Ms)} ms; ${int(r.tasks.stored.large)} tasks p50 ${f3(large.p50Ms)} / p99 ${f3(large.p99Ms)} ms (p99 ${signed((ratio(large.p99Ms, small.p99Ms) - 1) * 100, f1)}%). Seeding ${int(r.tasks.stored.large)} rows took ${f1(r.tasks.seeding?.large?.seconds)} s.`,
+      );
+      L.push('');
+    }
+  }
+
+  if (r.poller) {
+    const p = r.poller;
+    L.push(`### Video task poller (gateway process CPU; poll_interval_ms ${p.pollIntervalMs}, tick_ms ${p.tickMs}, batch ${p.batch})`);
+    L.push('');
+    L.push('| state | window s | CPU % of one core | polls/s | CPU ms per poll |');
+    L.push('|---|---:|---:|---:|---:|');
+    L.push(`| no open task | ${p.idle.seconds} | ${f1(p.idle.cpuPercent)} | ${p.idle.pollsPerS} | — |`);
+    L.push(`| ${int(p.open)} open tasks | ${p.busy.seconds} | ${f1(p.busy.cpuPercent)} | ${p.busy.pollsPerS} | ${f2(p.busy.cpuMsPerPoll)} |`);
+    L.push('');
+  }
+
+  if (r.targets?.length) {
+    L.push('### Targets of the issue');
+    L.push('');
+    L.push('| target | measured | met |');
+    L.push('|---|---|---|');
+    for (const t of r.targets) L.push(`| ${t.target} | ${t.measured} | ${t.met === null ? 'n/a (smoke)' : t.met ? 'yes' : '**no**'} |`);
+    L.push('');
+  }
+  if (r.profile) {
+    L.push(`### mediagate CPU profile (top self time, ${int(r.profile.totalMs)} ms sampled)`);
+    L.push('');
+    for (const f of r.profile.functions.slice(0, 15)) L.push(`- ${f.pct}% \`${f.name}\``);
+    L.push('');
+  }
+  return L.join('\n');
+}
+
+const START = '<!-- bench:results:start -->';
+const END = '<!-- bench:results:end -->';
+
+/** Replaces the generated part of docs/benchmarks.md (between the markers) with this run's. */
+export function updateDoc(path, md) {
+  if (!existsSync(path)) return;
+  const doc = readFileSync(path, 'utf8');
+  const a = doc.indexOf(START);
+  const b = doc.indexOf(END);
+  if (a < 0 || b < a) return;
+  writeFileSync(path, `${doc.slice(0, a + START.length)}\n${md}\n${doc.slice(b)}`);
+}

@@ -1,0 +1,290 @@
+#!/usr/bin/env node
+// mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
+// one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
+// proves the harness end to end with small counts). See docs/benchmarks.md.
+//   --only=chat,streams,models,tasks,poller   run some phases (development)
+//   --profile                                  run mediagate under --cpu-prof and print its top entries
+import { fetch } from 'undici';
+import { performance } from 'node:perf_hooks';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { startServer, killAll } from './lib/children.mjs';
+import { writeConfig, createKey, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
+import { chatPhase } from './phases/chat.mjs';
+import { streamsPhase } from './phases/streams.mjs';
+import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
+import { pollerPhase } from './phases/poller.mjs';
+import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './lib/report.mjs';
+import { summarizeProfile } from './lib/profile-summary.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const smoke = args.includes('--smoke');
+const profile = args.includes('--profile');
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const runs = (phase) => !only || only.includes(phase);
+
+// Sizes of each mode. The full run stays under ten minutes on two cores.
+const P = smoke
+  ? {
+      mode: 'smoke',
+      // No separate warm-up: the check requests and the first second of load warm the JIT.
+      load: { rounds: 1, warmS: 0, measureS: 2, connections: 50 },
+      latency: { rounds: 2, sliceMs: 300, warmupMs: 200 },
+      streams: { count: 200, ratePerS: 400, holdMs: 1500, intervalMs: 500, pauseMs: 300 },
+      tasks: { small: 1000, large: 20_000 },
+      poller: { open: 200, idleS: 2, windowS: 3 },
+      // Polls sooner than the default 5 s, so the smoke sees the poller work within its minute.
+      tasksConfig: { poll_interval_ms: 1000 },
+    }
+  : {
+      mode: 'full',
+      load: { rounds: 2, warmS: 2, measureS: 8, connections: 100 },
+      latency: { rounds: 5, sliceMs: 1000, warmupMs: 1000 },
+      streams: { count: 2000, ratePerS: 500, holdMs: 8000, intervalMs: 1000, pauseMs: 2000 },
+      tasks: { small: 1000, large: 1_000_000 },
+      poller: { open: 10_000, idleS: 10, windowS: 20 },
+      // The poller runs with the defaults of the config schema.
+      tasksConfig: null,
+    };
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Compiles src/ to dist/ when dist/ is missing or older than a source file (as bin/mediagate.mjs does). */
+function ensureBuilt() {
+  const entry = join(root, 'dist/main.js');
+  if (existsSync(entry) && statSync(entry).mtimeMs >= newestSource(join(root, 'src'))) return;
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  log('compiling src/ to dist/ …');
+  try {
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  } catch {
+    if (!existsSync(entry)) throw new Error('the build produced no dist/main.js');
+    log('the compiler reported errors; benchmarking what it emitted');
+  }
+}
+
+const t0 = performance.now();
+function log(msg) {
+  process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function request(url, init) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { status: res.status, text, json: () => JSON.parse(text) };
+}
+
+/** A non-streamed chat completion must come back whole through every path before it is timed. */
+async function checkChat(name, t) {
+  const r = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: t.body });
+  if (r.status !== 200 || !Array.isArray(r.json().choices)) throw new Error(`${name}: chat check answered ${r.status}: ${r.text.slice(0, 300)}`);
+}
+
+async function waitForTask(mg, auth, id, status, deadlineMs) {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const r = await request(`${mg.url}/v1/video/generations/${id}`, { headers: auth });
+    if (r.status === 200 && r.json().data.status === status) return;
+    if (Date.now() > until) throw new Error(`task ${id} did not reach ${status}: ${r.status} ${r.text.slice(0, 300)}`);
+    await sleep(500);
+  }
+}
+
+async function main() {
+  log(`mode: ${P.mode}${only ? ` (only ${only.join(',')})` : ''}${profile ? ', profiling mediagate' : ''}`);
+  ensureBuilt();
+  const tmp = mkdtempSync(join(tmpdir(), 'mediagate-bench-'));
+  const ctx = { P, root, tmp, stopLater: [] };
+  const results = { meta: { mode: P.mode, date: new Date().toISOString(), params: P, machine: machine(), versions: versions(root), command: smoke ? 'npm run bench:smoke' : 'npm run bench' } };
+  try {
+    // --- servers, each in its own process ------------------------------------------------------
+    const up = await startServer('upstream', [join(root, 'bench/servers/upstream.mjs'), '--hold-ms', String(P.streams.holdMs), '--interval-ms', String(P.streams.intervalMs)], {
+      ready: /^LISTENING (\S+) (\S+)/m,
+    });
+    results.meta.upstreamChat = /LISTENING \S+ (\S+)/.exec(up.output())[1];
+    const raw = await startServer('raw-proxy', [join(root, 'bench/servers/raw-proxy.mjs'), up.url]);
+    const portkeyArgs = ['--import', join(root, 'bench/servers/loopback-port0.mjs'), join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js'), '--headless'];
+    const portkey = await startServer('portkey', portkeyArgs);
+    const configPath = await writeConfig(tmp, up.url, root, P.tasksConfig ? { tasks: P.tasksConfig } : {});
+    const { ConfigSchema } = await import(join(root, 'dist/config/schema.js'));
+    const taskDefaults = ConfigSchema.properties.tasks.properties;
+    ctx.pollIntervalMs = P.tasksConfig?.poll_interval_ms ?? taskDefaults.poll_interval_ms.default;
+    ctx.tickMs = taskDefaults.tick_ms.default;
+    ctx.batch = taskDefaults.batch.default;
+    const key = createKey(root, configPath).key;
+    const profDir = join(tmp, 'profile');
+    const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+    Object.assign(ctx, { up, raw, portkey, mg, key, configPath, dbPath: join(tmp, 'mediagate.db') });
+    log(`upstream ${up.url} (${results.meta.upstreamChat}), raw proxy ${raw.url}, portkey ${portkey.url}, mediagate ${mg.url}`);
+
+    const auth = { authorization: `Bearer ${key}` };
+    const upstreamAuth = { authorization: 'Bearer sk-bench-upstream' };
+    const json = { 'content-type': 'application/json' };
+    const messages = [{ role: 'user', content: 'Say hello in one short sentence.' }];
+    ctx.auth = auth;
+    ctx.bodies = {
+      chat: JSON.stringify({ model: CHAT_MODEL, messages }),
+      stream: JSON.stringify({ model: CHAT_MODEL, messages, stream: true, stream_options: { include_usage: true } }),
+      hold: JSON.stringify({ model: HOLD_MODEL, messages, stream: true, stream_options: { include_usage: true } }),
+    };
+    const portkeyHeaders = { ...upstreamAuth, ...json, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${up.url}/v1` };
+    const route = (url, headers) => ({ url, path: '/v1/chat/completions', method: 'POST', headers, body: ctx.bodies.chat });
+    ctx.chatTargets = {
+      direct: { ...route(up.url, { ...upstreamAuth, ...json }), pid: up.pid },
+      raw: { ...route(raw.url, { ...upstreamAuth, ...json }), pid: raw.pid },
+      portkey: { ...route(portkey.url, portkeyHeaders), pid: portkey.pid },
+      mediagate: { ...route(mg.url, { ...auth, ...json }), pid: mg.pid },
+    };
+    for (const [name, t] of Object.entries(ctx.chatTargets)) await checkChat(name, t);
+
+    // Two tasks created through the API now, so the poller has moved them on when the task phases
+    // start: one that finishes (cloned for the reads) and one that runs forever (cloned as open tasks).
+    const createTask = async (prompt) => {
+      const r = await request(`${mg.url}/v1/video/generations`, {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ model: VIDEO_MODEL, prompt, duration: 5, resolution: '720p', ratio: '16:9' }),
+      });
+      if (r.status !== 200) throw new Error(`creating a task answered ${r.status}: ${r.text.slice(0, 300)}`);
+      return r.json().data.task_id;
+    };
+    let templateId = null;
+    if (runs('tasks') || runs('poller')) {
+      templateId = await createTask('a corgi runs on grass');
+      ctx.openTemplateId = await createTask('[stuck] a corgi runs on grass');
+    }
+
+    // --- phases ----------------------------------------------------------------------------------
+    if (runs('chat')) {
+      log('chat: non-streamed req/s and latency through each proxy');
+      results.chat = await chatPhase(ctx);
+    }
+    if (runs('streams')) {
+      log('streams: time to first token and concurrent streams held');
+      // Portkey as npm installs it, streamed: recorded, because it fails (see docs/benchmarks.md).
+      const vanilla = await request(ctx.chatTargets.portkey.url + '/v1/chat/completions', { method: 'POST', headers: ctx.chatTargets.portkey.headers, body: ctx.bodies.stream });
+      results.meta.portkeyAsInstalledStream = { status: vanilla.status, ok: vanilla.status === 200 && vanilla.text.includes('[DONE]'), body: vanilla.text.slice(0, 120) };
+      const portkeyStreams = await startServer('portkey-streams', portkeyArgs, { env: { BENCH_NATIVE_RESPONSE: '1' } });
+      ctx.streamTargets = {
+        direct: { ...ctx.chatTargets.direct },
+        raw: { ...ctx.chatTargets.raw },
+        portkey: { ...ctx.chatTargets.portkey, url: portkeyStreams.url },
+        mediagate: { ...ctx.chatTargets.mediagate },
+      };
+      ctx.pids = { direct: up.pid, raw: raw.pid, portkey: portkeyStreams.pid, mediagate: mg.pid };
+      try {
+        results.streams = await streamsPhase(ctx);
+      } finally {
+        await portkeyStreams.stop();
+      }
+    }
+    if (runs('models')) {
+      log('models: GET /v1/models beside raw node:http');
+      results.models = await modelsPhase(ctx);
+    }
+    if (runs('tasks') || runs('poller')) {
+      log('tasks: waiting for the template task to finish');
+      await waitForTask(mg, auth, templateId, 'SUCCESS', 60_000);
+      // The large database starts as a copy of the small one (same key, same template task).
+      const { default: Database } = await import('better-sqlite3');
+      ctx.dbLargePath = join(tmp, 'mediagate-large.db');
+      const db = new Database(ctx.dbPath);
+      db.pragma('busy_timeout = 30000');
+      db.prepare('VACUUM INTO ?').run(ctx.dbLargePath);
+      db.close();
+      log(`tasks: seeding ${P.tasks.small.toLocaleString('en')} and ${P.tasks.large.toLocaleString('en')} tasks`);
+      ctx.seeding = seedBoth(ctx, templateId);
+      log(`tasks: seeded in ${ctx.seeding.small.seconds.toFixed(1)} s and ${ctx.seeding.large.seconds.toFixed(1)} s`);
+      const largeConfig = join(tmp, 'mediagate-large.json');
+      const cfg = JSON.parse(readFileSync(configPath, 'utf8'));
+      cfg.database.url = `sqlite:${ctx.dbLargePath}`;
+      writeFileSync(largeConfig, JSON.stringify(cfg, null, 2));
+      ctx.mgLarge = await startMediagate(root, largeConfig);
+      ctx.stopLater.push(ctx.mgLarge);
+    }
+    if (runs('tasks')) {
+      log('tasks: task reads beside raw node:http, 1k vs large table');
+      results.tasks = await taskReadsPhase(ctx);
+    }
+    if (runs('poller')) {
+      log(`poller: CPU with ${P.poller.open.toLocaleString('en')} open tasks`);
+      results.poller = await pollerPhase(ctx);
+    }
+
+    const mgPeak = readFileSync(`/proc/${mg.pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+)/m);
+    results.meta.mediagatePeakRssMb = mgPeak ? Math.round(Number(mgPeak[1]) / 1024) : null;
+    for (const s of [...ctx.stopLater, mg, portkey, raw, up]) await s.stop();
+    if (profile) {
+      const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+      results.profile = file ? summarizeProfile(join(profDir, file), 25) : null;
+    }
+  } finally {
+    killAll();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+
+  results.targets = checkTargets(results);
+  results.meta.elapsedS = Math.round((performance.now() - t0) / 1000);
+  const md = renderMarkdown(results);
+  mkdirSync(join(root, 'bench/results'), { recursive: true });
+  const name = smoke ? 'smoke' : only || profile ? 'partial' : 'latest';
+  writeFileSync(join(root, `bench/results/${name}.json`), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(join(root, `bench/results/${name}.md`), md);
+  if (name === 'latest') updateDoc(join(root, 'docs/benchmarks.md'), md);
+  process.stdout.write(md + '\n');
+  if (results.profile) {
+    process.stdout.write(`\nmediagate CPU profile (${results.profile.totalMs} ms sampled), top self time:\n`);
+    for (const f of results.profile.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);
+    process.stdout.write('\nby module:\n');
+    for (const m of results.profile.modules) process.stdout.write(`${String(m.pct).padStart(5)}%  ${m.name}\n`);
+  }
+  log(`done in ${results.meta.elapsedS} s; results in bench/results/${name}.json`);
+  const broken = harnessProblems(results);
+  if (broken.length) {
+    process.stderr.write(`\nThe harness did not work end to end:\n${broken.map((b) => `  - ${b}`).join('\n')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** What makes a run unusable (as opposed to a missed target): failed requests, missing figures. */
+function harnessProblems(r) {
+  const out = [];
+  const finite = (x, what) => {
+    if (!Number.isFinite(x)) out.push(`${what} is not a number`);
+  };
+  for (const [phase, load] of [['chat', r.chat?.load], ['models', r.models?.load], ['tasks', r.tasks?.load]]) {
+    for (const [name, x] of Object.entries(load ?? {})) {
+      // Portkey is the peer: its failures are reported in the table, they do not break the harness.
+      if (x.failures && name !== 'portkey') out.push(`${phase}/${name}: ${x.failures} failed requests`);
+      finite(x.rps, `${phase}/${name} req/s`);
+    }
+  }
+  for (const [name, x] of Object.entries(r.streams?.held ?? {})) {
+    if (name !== 'portkey' && x.failed) out.push(`streams/${name}: ${x.failed} streams failed ${JSON.stringify(x.failures)}`);
+  }
+  return out;
+}
+
+process.on('SIGINT', () => {
+  killAll();
+  process.exit(130);
+});
+main().catch((err) => {
+  killAll();
+  process.stderr.write(`bench failed: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});
