@@ -98,3 +98,30 @@ describe('a stream cut mid-way', () => {
     await noOpenUpstream(rig);
   });
 });
+
+describe('a stream that stalls mid-way', () => {
+  let rig: ChatRig;
+  beforeAll(async () => {
+    // Events 1.5 s apart against a 300 ms limit on the gap between stream events.
+    rig = await startChatRig({ relay: { stream_idle_timeout_ms: 300, breaker_failures: 1000 } });
+    await fetch(`${rig.sim.url}/__sim/chat`, { method: 'POST', body: JSON.stringify({ stream_delay_ms: 1500 }) });
+  });
+  afterAll(async () => rig.close());
+
+  it('ends the client stream with an upstream_timeout error and closes the upstream', async () => {
+    const res = await post(rig, '/v1/chat/completions', { model: 'gpt-sim', stream: true, messages: [{ role: 'user', content: PROMPT }] });
+    expect(res.status).toBe(200);
+    const frames = (await res.text()).split('\n\n').filter(Boolean);
+    expect(JSON.parse(frames[0].slice(6)).object).toBe('chat.completion.chunk');
+    expect(JSON.parse(frames[frames.length - 1].slice(6)).error).toMatchObject({ code: 'upstream_timeout' });
+    await noOpenUpstream(rig);
+  });
+
+  it('does the same in the Anthropic format', async () => {
+    const res = await post(rig, '/v1/messages', { model: 'claude-sim', max_tokens: 100, stream: true, messages: [{ role: 'user', content: PROMPT }] });
+    const frames = (await res.text()).split('\n\n').filter(Boolean);
+    expect(frames[0].startsWith('event: message_start')).toBe(true);
+    expect(frames[frames.length - 1]).toMatch(/^event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
+    await noOpenUpstream(rig);
+  });
+});
