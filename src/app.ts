@@ -8,7 +8,7 @@ import { ReservationsRepo } from './store/repos/reservations.js';
 import { Authenticator } from './auth/authenticator.js';
 import { registerAuth } from './auth/hook.js';
 import { Catalog } from './relay/catalog.js';
-import { registerSecret } from './http/redact.js';
+import { redact, registerSecret } from './http/redact.js';
 import { GatewayError, errorBody, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -154,7 +154,8 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
 
   app.setErrorHandler((err: FastifyError | GatewayError, request, reply) => {
     const g = toGatewayError(err);
-    if (g.status >= 500) request.log.error({ err: { message: err.message, code: (err as FastifyError).code } }, 'request failed');
+    // The message may quote client input (a pasted key): scrub it like an answer.
+    if (g.status >= 500) request.log.error({ err: { message: redact(err.message), code: (err as FastifyError).code } }, 'request failed');
     for (const [k, v] of Object.entries(g.headers)) reply.header(k, v);
     return reply.code(g.status).send(errorBody(familyOf(request.url), g));
   });

@@ -8,9 +8,14 @@ declare module 'fastify' {
   }
 }
 
-interface Entry {
+export interface RouteInfo {
   method: string;
   url: string;
+  /** Whether the route needs a key (`config.auth`). */
+  auth: boolean;
+}
+
+interface Entry extends RouteInfo {
   segments: string[];
 }
 
@@ -22,13 +27,13 @@ interface Entry {
 export class RouteTable {
   private readonly entries: Entry[] = [];
 
-  add(method: string, url: string): void {
+  add(method: string, url: string, auth = false): void {
     if (this.entries.some((e) => e.method === method && e.url === url)) return;
-    this.entries.push({ method, url, segments: url.split('/') });
+    this.entries.push({ method, url, auth, segments: url.split('/') });
   }
 
-  routes(): ReadonlyArray<{ method: string; url: string }> {
-    return this.entries.map(({ method, url }) => ({ method, url }));
+  routes(): RouteInfo[] {
+    return this.entries.map(({ method, url, auth }) => ({ method, url, auth }));
   }
 
   /** Methods some route accepts on this concrete path (no query), sorted; empty when none does. */
@@ -76,7 +81,8 @@ export function registerRouteErrors(app: FastifyInstance): RouteTable {
   app.decorate('routeTable', table);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const m of methods) table.add(String(m).toUpperCase(), route.url);
+    const auth = Boolean((route.config as { auth?: boolean } | undefined)?.auth);
+    for (const m of methods) table.add(String(m).toUpperCase(), route.url, auth);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
