@@ -1,8 +1,9 @@
 import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
-import { openaiError } from './shapes.js';
+import { arkError, openaiError } from './shapes.js';
 
-// POST /v1/chat/completions in OpenAI's wire format: a chat.completion, or a stream of
+// POST /v1/chat/completions in OpenAI's wire format (and Ark's OpenAI-compatible
+// POST /api/v3/chat/completions): a chat.completion, or a stream of
 // chat.completion.chunk events ending with `data: [DONE]` (plus the usage chunk with empty choices
 // when stream_options.include_usage is set).
 
@@ -132,31 +133,32 @@ function chunks(id: string, model: string, a: SimAnswer, callId: string, include
   return frames;
 }
 
+/** The chat route of one OpenAI-compatible API: OpenAI's own, or Ark's at /api/v3 (its own error body). */
+function chatRoute(name: string, pattern: RegExp, errorBody: (status: number, message: string) => unknown): SimRoute {
+  return { name, method: 'POST', pattern, auth: true, errorBody, handle };
+}
+
 export function openaiChatRoutes(): SimRoute[] {
   return [
-    {
-      name: 'openai.chat',
-      method: 'POST',
-      pattern: /^\/v1\/chat\/completions$/,
-      auth: true,
-      errorBody: errorOf,
-      async handle(ctx) {
-        const body = readJson(ctx, (m) => openaiError(m, 'invalid_request', 'invalid_request_error'));
-        if (!body) return;
-        const conv = conversation(body);
-        if (typeof conv === 'string') return bad(ctx, conv);
-        const a = answer(conv);
-        const id = nextId(ctx.state, 'chatcmpl-sim');
-        const callId = nextId(ctx.state, 'call_sim');
-        const model = body.model as string;
-        if (body.stream === true) {
-          const includeUsage = (body.stream_options as Json | undefined)?.include_usage === true;
-          return streamFrames(ctx, chunks(id, model, a, callId, includeUsage));
-        }
-        const c = completion(id, model, a, callId);
-        if (ctx.truncate) return sendTruncatedJson(ctx, c);
-        sendJson(ctx.res, 200, c);
-      },
-    },
+    chatRoute('openai.chat', /^\/v1\/chat\/completions$/, errorOf),
+    chatRoute('ark.chat', /^\/api\/v3\/chat\/completions$/, (status, message) => arkError(message, status === 429 ? 'RateLimitExceeded' : status >= 500 ? 'InternalServiceError' : 'BadRequest')),
   ];
+}
+
+async function handle(ctx: SimContext): Promise<void> {
+  const body = readJson(ctx, (m) => openaiError(m, 'invalid_request', 'invalid_request_error'));
+  if (!body) return;
+  const conv = conversation(body);
+  if (typeof conv === 'string') return bad(ctx, conv);
+  const a = answer(conv);
+  const id = nextId(ctx.state, 'chatcmpl-sim');
+  const callId = nextId(ctx.state, 'call_sim');
+  const model = body.model as string;
+  if (body.stream === true) {
+    const includeUsage = (body.stream_options as Json | undefined)?.include_usage === true;
+    return streamFrames(ctx, chunks(id, model, a, callId, includeUsage));
+  }
+  const c = completion(id, model, a, callId);
+  if (ctx.truncate) return sendTruncatedJson(ctx, c);
+  sendJson(ctx.res, 200, c);
 }
