@@ -247,7 +247,7 @@ async function main() {
   if (name === 'latest') updateDoc(join(root, 'docs/benchmarks.md'), md);
   process.stdout.write(md + '\n');
   if (results.profile) {
-    process.stdout.write(`\nmediagate CPU profile (${results.profile.totalMs} ms sampled), top self time:\n`);
+    process.stdout.write(`\nmediagate CPU profile (${results.profile.totalMs} ms busy time sampled), top self time:\n`);
     for (const f of results.profile.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);
     process.stdout.write('\nby module:\n');
     for (const m of results.profile.modules) process.stdout.write(`${String(m.pct).padStart(5)}%  ${m.name}\n`);

@@ -1,6 +1,7 @@
 // Reads a V8 .cpuprofile (node --cpu-prof) and lists where the time went: the functions with the
 // most self time, and self time per module (a package in node_modules, a file of dist/, or Node
-// itself). Usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25]
+// itself), as shares of the time the process was not idle.
+// Usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25]
 import { readFileSync } from 'node:fs';
 
 export function summarizeProfile(path, top = 25) {
@@ -9,6 +10,9 @@ export function summarizeProfile(path, top = 25) {
   // Self time per node from the sample stream (each sample's delta belongs to that node).
   const self = new Map();
   for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i], (self.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
+  // Shares are of the busy time: waiting in the event loop ((idle)) is left out.
+  const idleIds = new Set(p.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+  for (const id of idleIds) self.delete(id);
   const total = [...self.values()].reduce((a, b) => a + b, 0) || 1;
   const fns = new Map();
   const modules = new Map();
@@ -39,7 +43,7 @@ export function summarizeProfile(path, top = 25) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const s = summarizeProfile(process.argv[2], Number(process.argv[3] ?? 25));
-  console.log(`total sampled: ${s.totalMs} ms\n\nself time by function:`);
+  console.log(`busy time sampled: ${s.totalMs} ms\n\nself time by function:`);
   for (const f of s.functions) console.log(`${String(f.pct).padStart(5)}%  ${f.name}`);
   console.log('\nself time by module:');
   for (const m of s.modules) console.log(`${String(m.pct).padStart(5)}%  ${m.name}`);

@@ -128,7 +128,7 @@ export function renderMarkdown(r) {
     }
     L.push('');
     const v = m.portkeyAsInstalledStream;
-    L.push(`\\* Portkey streams run in a second Portkey process with Node's own \`Response\` restored (see "Portkey" below). As npm installs it, a streamed request ${v ? (v.ok ? 'succeeded in this run' : `answered ${v.status} \`${v.body.replace(/\|/g, '\\|')}\``) : 'was not tried'}.`);
+    L.push(`\\* Portkey streams run in a second Portkey process with Node's own \`Response\` restored (see "Portkey: two things to know" in docs/benchmarks.md). As npm installs it, a streamed request ${v ? (v.ok ? 'succeeded in this run' : `answered ${v.status} \`${v.body.replace(/\|/g, '\\|')}\``) : 'was not tried'}.`);
     L.push('');
   }
 
@@ -176,7 +176,7 @@ export function renderMarkdown(r) {
     L.push('');
   }
   if (r.profile) {
-    L.push(`### mediagate CPU profile (top self time, ${int(r.profile.totalMs)} ms sampled)`);
+    L.push(`### mediagate CPU profile (top self time, share of ${int(r.profile.totalMs)} ms busy time sampled)`);
     L.push('');
     for (const f of r.profile.functions.slice(0, 15)) L.push(`- ${f.pct}% \`${f.name}\``);
     L.push('');
