@@ -48,12 +48,9 @@ const Tool = Type.Object(
   Open,
 );
 
-const ToolChoice = Type.Union([
-  Type.Literal('none'),
-  Type.Literal('auto'),
-  Type.Literal('required'),
-  Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String({ minLength: 1 }) }, Open) }, Open),
-]);
+// Object forms beyond {type:"function"} (allowed_tools, custom) pass to an OpenAI-format upstream;
+// conversion to Anthropic refuses what it cannot map.
+const ToolChoice = Type.Union([Type.Literal('none'), Type.Literal('auto'), Type.Literal('required'), Type.Object({ type: Type.String({ minLength: 1 }) }, Open)]);
 
 export const ChatCompletionRequest = Type.Object(
   {

@@ -127,6 +127,7 @@ function toolChoiceOf(c: AnthropicToolChoice): OpenAIToolChoice {
     case 'any':
       return 'required';
     case 'tool':
+      if (!c.name) throw errors.invalidRequest('tool_choice.name is required when tool_choice.type is "tool".', 'tool_choice');
       return { type: 'function', function: { name: c.name } };
     default:
       return 'auto';
