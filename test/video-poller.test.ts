@@ -61,4 +61,25 @@ describe('video task poller', () => {
     expect(done.status).toBe('SUCCESS');
     expect((await gw.services.tasks.repo.get(taskId))!.poll_failures).toBe(0);
   });
+
+  it('stops without waiting for a poll the provider never answers', async () => {
+    // Its own gateway: closing it is the point. The upstream first-byte timeout (60 s) is longer than the test's.
+    const own = await startGateway({ tasks: { poll_interval_ms: 50, tick_ms: 20 } });
+    const ownSim = own.services.simulator!.url;
+    let closing: Promise<void> | undefined;
+    try {
+      const { key } = await own.createKey();
+      await simFault(ownSim, { match: 'ark.video.get', kind: 'hang', count: 1 });
+      const created = await createTask(own.url, key, { model: 'sim-video', prompt: 'hung poll' });
+      expect(created.status).toBe(200);
+      await eventually(async () => {
+        const counts = ((await (await fetch(`${ownSim}/__sim/stats`)).json()) as any).counts;
+        return (counts['ark.video.get'] ?? 0) >= 1;
+      }, 10_000, 'the hung poll');
+      closing = own.close();
+      await expect(closing).resolves.toBeUndefined();
+    } finally {
+      if (!closing) await own.close();
+    }
+  });
 });

@@ -35,6 +35,8 @@ export class Poller {
   private readonly lanes = new Map<string, { active: number; queue: TaskRow[] }>();
   private drained: (() => void) | null = null;
   private lastSweep = 0;
+  /** Aborted by stop(), so shutdown never waits for a hung provider. */
+  private readonly abort = new AbortController();
 
   constructor(private readonly d: PollerDeps) {}
 
@@ -50,6 +52,7 @@ export class Poller {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.ticking;
+    this.abort.abort();
     for (const lane of this.lanes.values()) {
       for (const row of lane.queue) this.inflight.delete(row.task_id);
       lane.queue = [];
@@ -139,9 +142,11 @@ export class Poller {
     }
     let raw: Record<string, unknown>;
     try {
-      raw = await adapter.get({ upstream: this.d.upstream }, targetFor(channel, row.model), row.task_id);
+      raw = await adapter.get({ upstream: this.d.upstream, signal: this.abort.signal }, targetFor(channel, row.model), row.task_id);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
+      // Shutting down: leave the task as it is; the next owner polls it.
+      if (err.kind === 'aborted') return row;
       if (err.kind === 'status' && err.status === 404) {
         // The provider no longer knows the task (deleted, or older than its retention): it will never finish.
         return this.d.transitions.fail(row, `${err.providerCode || 'not_found'}: ${err.message}`, now);
