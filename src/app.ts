@@ -164,7 +164,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRouteErrors(app);
   registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
   registerAuth(app, services.authenticator);
-  registerRateLimits(app, services.limits);
+  registerRateLimits(app, services.limits, services.ledger);
   registerHealthRoutes(app, services.store);
   registerModelRoutes(app, services.catalog);
   registerImageRoutes(app, services);

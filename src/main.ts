@@ -180,7 +180,8 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
   if (!rows.length) return out('No usage recorded' + (values.key ? ` for ${values.key}` : '') + (values.since ? ` since ${values.since}` : '') + '.');
   const table: string[][] = [['KEY', 'MODEL', 'REQUESTS', 'INPUT', 'OUTPUT', 'COST']];
   const line = (key: string, model: string, r: Omit<UsageTotal, 'key_id' | 'model'>) => [key, model, String(r.requests), String(r.input_units), String(r.output_units), microsToUsd(r.cost_micros)];
-  for (const r of rows) table.push(line(r.key_id, r.model, r));
+  // Requests refused before a model was read (key rate limits) have no model.
+  for (const r of rows) table.push(line(r.key_id, r.model || '-', r));
   table.push(line('TOTAL', '', total));
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
   for (const row of table) out(row.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());

@@ -160,6 +160,9 @@ describe.each(['memory', 'redis'] as const)('rate limits with the %s backend', (
     const body = (await res.json()) as { error: { message: string } };
     expectRateLimited(res, body, 3);
     expect(body.error.message).toContain('sim-chat');
+    await gw.services.ledger.flush();
+    const refusals = await gw.services.store.db.selectFrom('usage').select(['model', 'status']).where('key_id', '=', a.id).where('status', '=', 429).execute();
+    expect(refusals).toEqual([{ model: 'sim-chat', status: 429 }]);
     // Other models are not affected.
     expect((await echo(a.key, 'sim-claude')).status).toBe(200);
     // A request the model limit refused spends none of the key's own rpm.
@@ -181,6 +184,10 @@ describe.each(['memory', 'redis'] as const)('rate limits with the %s backend', (
     expect(statuses.filter((s) => s === 429)).toHaveLength(4);
     expect(await gw.services.reservations.balance(id)).toBe(1000 - 2 * 100);
     expect(await gw.services.reservations.heldCount(id)).toBe(0);
+    // Each refusal is one ledger row: status 429, nothing charged.
+    await gw.services.ledger.flush();
+    const rows = await gw.services.store.db.selectFrom('usage').select(['status', 'cost_micros', 'endpoint', 'model']).where('key_id', '=', id).execute();
+    expect(rows.map((r) => [Number(r.status), Number(r.cost_micros), r.endpoint, r.model])).toEqual(Array(4).fill([429, 0, '/v1/__probe/charge', '']));
   });
 });
 

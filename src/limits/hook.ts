@@ -1,12 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayUseModel } from '../auth/principal.js';
 import { principalOf } from '../auth/hook.js';
+import { GatewayError } from '../http/errors.js';
 import type { Slot } from './limit-store.js';
 import type { RateLimits } from './rate-limits.js';
+import type { UsageLedger } from './ledger.js';
+
+interface LimitContext {
+  limits: RateLimits;
+  /** Where refusals are recorded (one ledger row per request, refused ones included). */
+  ledger: Pick<UsageLedger, 'record'> | null;
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
-    rateLimits: RateLimits;
+    rateLimits: LimitContext;
   }
   interface FastifyRequest {
     /** The model whose rpm this request already counted against (counted once per request). */
@@ -20,13 +28,19 @@ declare module 'fastify' {
  * body is read), the model's rpm once a JSON body naming a `model` is parsed (preHandler).
  * Routes whose model is not in a JSON body (multipart image edits) call limitModel() themselves.
  */
-export function registerRateLimits(app: FastifyInstance, limits: RateLimits): void {
-  app.decorate('rateLimits', limits);
+export function registerRateLimits(app: FastifyInstance, limits: RateLimits, ledger: Pick<UsageLedger, 'record'> | null = null): void {
+  app.decorate('rateLimits', { limits, ledger });
   app.decorateRequest('rateLimitedModel', null);
 
   app.addHook('onRequest', async (request, reply) => {
     if (!request.routeOptions.config?.auth) return;
-    const admission = await limits.admitKey(principalOf(request));
+    let admission;
+    try {
+      admission = await limits.admitKey(principalOf(request));
+    } catch (err) {
+      recordRefusal(request, '', err);
+      throw err;
+    }
     if (admission.slot) releaseWhenDone(reply, admission.slot);
     for (const [k, v] of Object.entries(admission.headers)) reply.header(k, v);
   });
@@ -46,11 +60,12 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits): vo
 export async function limitModel(request: FastifyRequest, model: string): Promise<void> {
   if (request.rateLimitedModel === model) return;
   if (request.principal && !mayUseModel(request.principal, model)) return;
-  const limits = request.server.rateLimits;
+  const { limits } = request.server.rateLimits;
   try {
     await limits.admitModel(model);
   } catch (err) {
     if (request.principal) await limits.refundKey(request.principal);
+    recordRefusal(request, model, err);
     throw err;
   }
   request.rateLimitedModel = model;
@@ -64,4 +79,31 @@ function releaseWhenDone(reply: FastifyReply, slot: Slot): void {
     return;
   }
   res.once('close', () => slot.release());
+}
+
+// Ledger endpoint names as the routes write them; other routes are recorded by their path.
+const ENDPOINTS: Record<string, string> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/messages': 'messages',
+  '/v1/images/generations': 'images.generations',
+  '/v1/images/edits': 'images.edits',
+  '/v1/video/generations': 'video',
+};
+
+/** A request refused by a limit never reaches its route, so its ledger row is written here. */
+function recordRefusal(request: FastifyRequest, model: string, err: unknown): void {
+  const { ledger } = request.server.rateLimits;
+  if (!ledger || !request.principal || !(err instanceof GatewayError) || err.status !== 429) return;
+  const url = request.routeOptions.url ?? '';
+  ledger.record({
+    key_id: request.principal.keyId,
+    model,
+    channel: '',
+    endpoint: ENDPOINTS[url] ?? url,
+    status: 429,
+    input_units: 0,
+    output_units: 0,
+    cost_micros: 0,
+    latency_ms: 0,
+  });
 }
