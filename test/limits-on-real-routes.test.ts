@@ -40,7 +40,7 @@ describe('limits on the real routes', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get('x-ratelimit-limit')).toBe('1');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect((await refused.json()).error.code).toBe('rate_limit_exceeded');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
     expect(await gw.services.reservations.balance(id)).toBe(balanceDuring);
     expect(await gw.services.reservations.heldCount(id)).toBe(1);
 
