@@ -98,12 +98,14 @@ export function argumentsFor(schema: Record<string, unknown>, prompt: string): R
 interface ChatPart {
   seq: number;
   streamDelayMs: number;
+  /** Streams paused because the client (the gateway) is not reading: back-pressure made visible. */
+  waitingForDrain: number;
 }
 
 function part(state: SimState): ChatPart {
   let p = state.parts.get('chat') as ChatPart | undefined;
   if (!p) {
-    p = { seq: 0, streamDelayMs: 0 };
+    p = { seq: 0, streamDelayMs: 0, waitingForDrain: 0 };
     state.parts.set('chat', p);
   }
   return p;
@@ -113,9 +115,22 @@ export function nextId(state: SimState, prefix: string): string {
   return `${prefix}${(++part(state).seq).toString().padStart(6, '0')}`;
 }
 
-/** POST /__sim/chat {"stream_delay_ms": n}: the pause between stream events (0 by default). */
+/**
+ * POST /__sim/chat {"stream_delay_ms": n}: the pause between stream events (0 by default).
+ * GET /__sim/chat: that setting and how many streams wait for their reader to drain.
+ */
 export function chatControlRoutes(): SimRoute[] {
   return [
+    {
+      name: 'control.chat.get',
+      method: 'GET',
+      pattern: /^\/__sim\/chat$/,
+      auth: false,
+      handle(ctx) {
+        const p = part(ctx.state);
+        sendJson(ctx.res, 200, { stream_delay_ms: p.streamDelayMs, streams_waiting_for_drain: p.waitingForDrain });
+      },
+    },
     {
       name: 'control.chat',
       method: 'POST',
@@ -138,13 +153,15 @@ export function chatControlRoutes(): SimRoute[] {
 }
 
 /**
- * Writes SSE frames one by one with the configured pause. An injected `truncate` fault cuts the
- * stream after a few frames by destroying the socket; a client that goes away stops the loop.
+ * Writes SSE frames one by one with the configured pause, waiting for 'drain' when the reader is
+ * slow (as a real server does). An injected `truncate` fault cuts the stream after a few frames
+ * by destroying the socket; a client that goes away stops the loop.
  */
 export async function streamFrames(ctx: SimContext, frames: string[]): Promise<void> {
   const res: ServerResponse = ctx.res;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const delay = part(ctx.state).streamDelayMs;
+  const p = part(ctx.state);
+  const delay = p.streamDelayMs;
   const cutAt = ctx.truncate ? Math.min(3, frames.length - 1) : -1;
   for (let i = 0; i < frames.length; i++) {
     if (res.destroyed) return;
@@ -156,7 +173,19 @@ export async function streamFrames(ctx: SimContext, frames: string[]): Promise<v
     if (i === cutAt - 1) {
       // The events before the cut reach the client first: wait until the socket took them.
       await new Promise<void>((r) => res.write(frames[i], () => r()));
-    } else res.write(frames[i]);
+    } else if (!res.write(frames[i])) {
+      p.waitingForDrain++;
+      await new Promise<void>((r) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          r();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+      p.waitingForDrain--;
+    }
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
   }
   res.end();
