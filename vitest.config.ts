@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 // inside test/helpers/databases.ts. Suites that never touch a store are listed in `storeFree` and
 // run once.
 const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/quick-start.test.ts'];
+// Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
+const postgresOnly = ['test/multi-instance.test.ts'];
 
 export default defineConfig({
   test: {
@@ -15,7 +17,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { MEDIAGATE_TEST_DB: 'sqlite' } } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly, env: { MEDIAGATE_TEST_DB: 'sqlite' } } },
       { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: storeFree, env: { MEDIAGATE_TEST_DB: 'postgres' } } },
     ],
   },

@@ -8,6 +8,8 @@ import { UsageRepo, type UsageTotal } from './store/repos/usage.js';
 import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
 import { buildApp, createServices, GatewayConfigError } from './app.js';
 import { startSimulator } from './simulator/server.js';
+import { startCluster } from './cluster/index.js';
+import { publishOnce } from './cluster/bus.js';
 
 const USAGE = `mediagate — a gateway to generative models
 
@@ -19,6 +21,7 @@ Usage:
   mediagate keys credit ID +USD
   mediagate simulate [--port N] [--host H] [--video-seconds S]
   mediagate usage [--key ID] [--since ISO-8601] [--json]   totals per key and model from the usage ledger
+  mediagate reload                           every instance re-reads its config file (needs redis.url; else kill -HUP <pid>)
   mediagate migrate
 `;
 
@@ -131,7 +134,8 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
     if (!id) throw new UsageError('keys revoke needs a key id (see mediagate keys list)');
     const ok = await withStore(config, (s) => new KeysRepo(s.db).revoke(id));
     if (!ok) throw new UsageError(`no active key with id ${id}`);
-    return out(`Revoked ${id}.`);
+    out(`Revoked ${id}.`);
+    return tellInstances(config, 'keys', { key_id: id });
   }
   if (sub === 'credit') {
     const [id, amount] = rest;
@@ -149,6 +153,22 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
   }
   throw new UsageError(`unknown keys command "${sub ?? ''}"`);
 }
+
+/** With redis.url set, tells running instances at once; without, they notice by themselves (key cache: 2 s). */
+async function tellInstances(config: Config, event: 'keys' | 'reload', extra: Record<string, string> = {}): Promise<void> {
+  const { url, key_prefix } = config.redis;
+  if (!url) return;
+  try {
+    const n = await publishOnce({ url, key_prefix }, event, extra);
+    out(event === 'keys' ? `Told ${n} running instance(s) to drop their cached keys.` : `Reload sent to ${n} running instance(s).`);
+  } catch (err) {
+    const fallback = event === 'keys' ? 'running instances stop accepting the key within 2 s anyway' : 'send SIGHUP to each instance instead';
+    process.stderr.write(`mediagate: Redis unreachable (${(err as Error).message}); ${fallback}\n`);
+    if (event === 'reload') throw new CommandFailed();
+  }
+}
+
+class CommandFailed extends Error {}
 
 async function usageCommand(config: Config, argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -195,6 +215,9 @@ async function serve(config: Config, source: string): Promise<void> {
     firstKey = generateApiKey();
     await services.keys.create({ name: 'default', keyHash: hashApiKey(firstKey), keyPrefix: displayPrefix(firstKey) });
   }
+  // SIGHUP: re-read the config file, swap the catalog, tell the other instances (docs/deployment.md).
+  const cluster = await startCluster(services, { load: () => loadConfig().config, log: app.log });
+  process.on('SIGHUP', () => void cluster.reloadAndTell('SIGHUP'));
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -207,6 +230,7 @@ async function serve(config: Config, source: string): Promise<void> {
     timer.unref();
     try {
       await app.close();
+      await cluster.close();
       await services.close();
     } finally {
       process.exit(0);
@@ -266,6 +290,11 @@ export async function main(argv: string[]): Promise<number> {
       await usageCommand(config, rest);
       return 0;
     }
+    if (cmd === 'reload') {
+      if (!config.redis.url) throw new UsageError('reload needs redis.url to reach the instances; without Redis, send SIGHUP to each (kill -HUP <pid>)');
+      await tellInstances(config, 'reload');
+      return 0;
+    }
     if (cmd === 'migrate') {
       await withStore(config, async () => undefined);
       out(`Migrations applied to ${config.database.url.startsWith('sqlite:') ? config.database.url : 'PostgreSQL'}.`);
@@ -277,6 +306,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`mediagate: invalid configuration: ${err.message}\n`);
       return 2;
     }
+    if (err instanceof CommandFailed) return 1;
     if (err instanceof UsageError) {
       process.stderr.write(`mediagate: ${err.message}\n\n${USAGE}`);
       return 2;

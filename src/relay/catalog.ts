@@ -19,16 +19,34 @@ const ENDPOINT_TYPES: Record<ModelConfig['kind'], string[]> = {
   video: ['openai-video'],
 };
 
-/** The models of the config joined with the channels that serve them. Built once at start. */
+interface CatalogView {
+  byId: Map<string, CatalogModel>;
+  sorted: CatalogModel[];
+}
+
+/**
+ * The models of the config joined with the channels that serve them. Built at start and rebuilt
+ * by a config reload: replace() swaps the whole view in one assignment, so a request sees either
+ * the old catalog or the new one, and a request already holding a CatalogModel keeps its channels.
+ */
 export class Catalog {
-  private readonly byId = new Map<string, CatalogModel>();
-  private readonly sorted: CatalogModel[];
+  private view: CatalogView;
 
   constructor(config: Config, firstSeen: ReadonlyMap<string, number>) {
+    this.view = Catalog.build(config, firstSeen);
+  }
+
+  /** Rebuilds the catalog from a (reloaded) config. */
+  replace(config: Config, firstSeen: ReadonlyMap<string, number>): void {
+    this.view = Catalog.build(config, firstSeen);
+  }
+
+  private static build(config: Config, firstSeen: ReadonlyMap<string, number>): CatalogView {
+    const byId = new Map<string, CatalogModel>();
     for (const [id, model] of Object.entries(config.models)) {
       const channels = config.channels.filter((c) => c.enabled && c.models.includes(id)).sort((a, b) => a.priority - b.priority);
       if (!channels.length) continue;
-      this.byId.set(id, {
+      byId.set(id, {
         id,
         config: model,
         created: model.created ?? firstSeen.get(id) ?? Math.floor(Date.now() / 1000),
@@ -37,19 +55,21 @@ export class Catalog {
         channels,
       });
     }
-    this.sorted = [...this.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const sorted = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return { byId, sorted };
   }
 
   get(id: string): CatalogModel | undefined {
-    return this.byId.get(id);
+    return this.view.byId.get(id);
   }
 
   /** Models the principal may call, sorted by id. */
   listFor(p: Principal): CatalogModel[] {
-    return p.models === null ? this.sorted : this.sorted.filter((m) => mayUseModel(p, m.id));
+    const { sorted } = this.view;
+    return p.models === null ? sorted : sorted.filter((m) => mayUseModel(p, m.id));
   }
 
   all(): CatalogModel[] {
-    return this.sorted;
+    return this.view.sorted;
   }
 }

@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './helpers/gateway.js';
+import { freshDatabaseUrl } from './helpers/databases.js';
+import { freshRedisPrefix } from './helpers/redis.js';
+import { spawnGateway, runCli, type GatewayProcess } from './helpers/gateway-process.js';
+import { createTask, readTask, eventually, simFault, simVideoStats } from './helpers/video.js';
+import { startSimulator, type Simulator } from '../src/simulator/server.js';
+import { openStore, type Store } from '../src/store/db.js';
+import { KeysRepo } from '../src/store/repos/keys.js';
+import { generateApiKey, hashApiKey, displayPrefix } from '../src/auth/keys.js';
+import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { videoCostMicros } from '../src/limits/pricing.js';
+
+// Two `mediagate serve` processes on one fresh PostgreSQL database and one Redis (random key
+// prefix), both relaying to one simulator in this process. Runs in the postgres project only
+// (vitest.config.ts excludes it from the sqlite one): several processes on one SQLite file is not a
+// supported deployment.
+
+const POLL_MS = 1000; // tasks.poll_interval_ms: large next to tick_ms, so a poll cycle is visible
+const TICK_MS = 100;
+const LEASE_MS = 2000; // longer than a poll interval: an instance keeps its tasks until it dies
+const VIDEO_S = 8; // a simulated task runs this long: long enough to kill an instance mid-task
+
+describe('several gateway instances on one PostgreSQL and one Redis', () => {
+  const dir = tempDir('mediagate-multi-');
+  const redis = freshRedisPrefix();
+  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  let sim: Simulator;
+  let store: Store;
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+  const files = { a: join(dir.path, 'a.yaml'), b: join(dir.path, 'b.yaml') };
+
+  const configText = (extraModels: string[] = []) =>
+    // JSON is YAML: each instance reads its own copy of the same file.
+    JSON.stringify({
+      server: { host: '127.0.0.1', port: 0 },
+      database: { url: db.url },
+      redis: redis.config,
+      log: { level: 'warn' },
+      tasks: { poll_interval_ms: POLL_MS, tick_ms: TICK_MS, lease_ms: LEASE_MS },
+      channels: [{ name: 'simulator', type: 'simulator', base_url: sim.url, api_key: 'sim-upstream-key-1234', models: ['sim-chat', 'sim-video', ...extraModels] }],
+      models: {
+        'sim-chat': SIMULATOR_MODELS['sim-chat'],
+        'sim-video': SIMULATOR_MODELS['sim-video'],
+        ...Object.fromEntries(extraModels.map((m) => [m, { kind: 'chat', owned_by: 'simulator' }])),
+      },
+    });
+
+  async function createKey(opts: { rpm?: number; concurrency?: number; creditMicros?: number } = {}): Promise<{ id: string; key: string }> {
+    const key = generateApiKey();
+    const row = await new KeysRepo(store.db).create({ name: 'multi', keyHash: hashApiKey(key), keyPrefix: displayPrefix(key), ...opts });
+    return { id: row.id, key };
+  }
+
+  const chat = (base: string, key: string, model = 'sim-chat') =>
+    fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+  const modelIds = async (base: string, key: string) => {
+    const r = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    return ((await r.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+  };
+
+  beforeAll(async () => {
+    db = await freshDatabaseUrl('postgres');
+    sim = await startSimulator({ videoSeconds: VIDEO_S });
+    writeFileSync(files.a, configText());
+    writeFileSync(files.b, configText());
+    // Both start at once on the empty database: migrations must not trip over each other.
+    [a, b] = await Promise.all([spawnGateway(files.a), spawnGateway(files.b)]);
+    store = await openStore(db.url, { migrate: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await store?.close();
+    await sim?.close();
+    await db?.drop();
+    await redis.cleanup();
+    dir.remove();
+  }, 30_000);
+
+  it('accepts exactly N of 3N requests of a key limited to N per minute, across both instances', async () => {
+    const N = 4;
+    const { key } = await createKey({ rpm: N });
+    const answers = await Promise.all(Array.from({ length: 3 * N }, (_, i) => chat(i % 2 ? b.url : a.url, key)));
+    const statuses = answers.map((x) => x.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(N);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2 * N);
+    expect(answers.find((x) => x.status === 429)!.body.error.code).toBe('rate_limit_exceeded');
+  });
+
+  it('holds a key to its concurrency limit across both instances', async () => {
+    const { key } = await createKey({ concurrency: 2 });
+    // The two admitted requests wait 2 s at the simulator, while the four others are refused.
+    await simFault(sim.url, { match: 'openai.chat', kind: 'latency', ms: 2000, count: 2 });
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => chat(i % 2 ? b.url : a.url, key)));
+    const statuses = answers.map((x) => x.status).sort();
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
+    // Once they are done the slots are free again, on either instance (a release is sent as the response ends).
+    await eventually(async () => (await chat(b.url, key)).status === 200, 5000, 'a free slot');
+  });
+
+  it('a config reload by SIGHUP on one instance reaches the other through Redis', async () => {
+    const { key } = await createKey();
+    expect(await modelIds(a.url, key)).toEqual(['sim-chat', 'sim-video']);
+    // Both files gain a model; only A is told to reload, B must follow A's message.
+    writeFileSync(files.a, configText(['sim-chat-extra']));
+    writeFileSync(files.b, configText(['sim-chat-extra']));
+    a.proc.kill('SIGHUP');
+    for (const gw of [a, b]) {
+      await eventually(async () => (await modelIds(gw.url, key)).includes('sim-chat-extra'), 15_000, `the reloaded model on ${gw === a ? 'A' : 'B'}`);
+    }
+    expect(await modelIds(b.url, key)).toEqual(['sim-chat', 'sim-chat-extra', 'sim-video']);
+    expect((await chat(b.url, key, 'sim-chat-extra')).status).toBe(200);
+    expect(a.proc.exitCode).toBeNull();
+  });
+
+  it('`keys revoke` from the CLI tells both instances, which then refuse the key', async () => {
+    const { id, key } = await createKey();
+    expect((await chat(a.url, key)).status).toBe(200);
+    expect((await chat(b.url, key)).status).toBe(200);
+    const res = await runCli(files.a, ['keys', 'revoke', id]);
+    expect(res.status).toBe(0);
+    expect(res.stdout).toContain('Told 2 running instance(s) to drop their cached keys.');
+    expect((await chat(a.url, key)).status).toBe(401);
+    expect((await chat(b.url, key)).status).toBe(401);
+  });
+
+  it('shares tasks: read through either instance, polled once per cycle, finished by the survivor of a SIGKILL, settled once', async () => {
+    const credit = 50_000_000;
+    const { id: keyId, key } = await createKey({ creditMicros: credit });
+    const created = new Map<string, number>();
+    // Open tasks and the poller holding each (a finished task holds no lease).
+    const leases = () =>
+      store.db.selectFrom('tasks').select(['task_id', 'lease_owner']).where('key_id', '=', keyId).where('lease_owner', 'is not', null).where('status', 'not in', ['SUCCESS', 'FAILURE']).execute();
+
+    // Create tasks alternately on A and B until both instances hold a lease on at least one
+    // (which instance claims a task first is up to their ticks).
+    let leasedBefore = new Map<string, string>();
+    for (let round = 0; round < 3 && new Set(leasedBefore.values()).size < 2; round++) {
+      const batch: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const via = i % 2 ? b : a;
+        const other = via === a ? b : a;
+        const res = await createTask(via.url, key, { model: 'sim-video', prompt: `task ${round}.${i}`, resolution: '480p', duration: 2 });
+        expect(res.status).toBe(200);
+        const taskId = res.body.data.task_id as string;
+        created.set(taskId, Date.now());
+        batch.push(taskId);
+        // Created through one instance, read through the other.
+        const read = await readTask(other.url, key, taskId);
+        expect(read.status).toBe(200);
+        expect(read.body.data.task_id).toBe(taskId);
+      }
+      await eventually(async () => {
+        const leased = (await leases()).filter((r) => batch.includes(r.task_id));
+        return leased.length === batch.length;
+      }, 10_000, 'every new task claimed by a poller');
+      leasedBefore = new Map((await leases()).map((r) => [r.task_id, r.lease_owner!]));
+    }
+    // Both hold open tasks; now, mid-task (the simulator needs VIDEO_S per task), A dies without
+    // a chance to clean up.
+    expect(new Set(leasedBefore.values()).size).toBe(2);
+    a.proc.kill('SIGKILL');
+    await a.exited;
+    const killedAt = Date.now();
+    // Only the survivor can write a lease running past killedAt + LEASE_MS: that names its poller.
+    const survivorOwner = await eventually(async () => {
+      const rows = await store.db
+        .selectFrom('tasks')
+        .select('lease_owner')
+        .where('key_id', '=', keyId)
+        .where('lease_until', '>', killedAt + LEASE_MS)
+        .where('status', 'not in', ['SUCCESS', 'FAILURE'])
+        .execute();
+      return rows[0]?.lease_owner;
+    }, 10_000, "the survivor's next claim");
+
+    // B finishes every task, including those A held leases on.
+    const finished = new Map<string, any>();
+    for (const taskId of created.keys()) {
+      const rec = await eventually(async () => {
+        const r = await readTask(b.url, key, taskId);
+        return r.status === 200 && (r.body.data.status === 'SUCCESS' || r.body.data.status === 'FAILURE') ? r.body.data : undefined;
+      }, 25_000, `task ${taskId} to finish`);
+      finished.set(taskId, rec);
+    }
+    const finishedAt = Date.now();
+    for (const rec of finished.values()) expect(rec.status).toBe('SUCCESS');
+    // Finished tasks hold no lease; those the dead instance held at the kill were finished by B.
+    const lastClaims = await store.db.selectFrom('tasks').select('lease_owner').where('key_id', '=', keyId).execute();
+    expect(lastClaims.every((r) => r.lease_owner === null)).toBe(true);
+    expect([...leasedBefore.values()]).toContain(survivorOwner);
+    const heldByDead = [...leasedBefore.entries()].filter(([, owner]) => owner !== survivorOwner);
+    expect(heldByDead.length).toBeGreaterThan(0);
+
+    // Once per cycle: never two polls of a task closer than half a poll interval, and no more
+    // polls than cycles in its lifetime (+1 for the last).
+    const stats = (await simVideoStats(sim.url)).tasks;
+    for (const [taskId, createdAt] of created) {
+      const s = stats[taskId];
+      expect(s.polls).toBeGreaterThanOrEqual(1);
+      expect(s.polls).toBeLessThanOrEqual(Math.floor((finishedAt - createdAt) / POLL_MS) + 1);
+      if (s.polls > 1) expect(s.min_gap_ms).toBeGreaterThanOrEqual(POLL_MS / 2);
+    }
+
+    // Credit: every task settled exactly once, at its exact cost.
+    let cost = 0;
+    for (const rec of finished.values()) cost += videoCostMicros(SIMULATOR_MODELS['sim-video'], Number(rec.data.usage.total_tokens));
+    const balance = await store.db.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirstOrThrow();
+    expect(Number(balance.credit_micros)).toBe(credit - cost);
+    const reservations = await store.db.selectFrom('reservations').select(['state', 'charged_micros']).where('key_id', '=', keyId).execute();
+    expect(reservations).toHaveLength(created.size);
+    expect(reservations.every((r) => r.state === 'settled')).toBe(true);
+    expect(reservations.reduce((t, r) => t + Number(r.charged_micros), 0)).toBe(cost);
+    const settles = await eventually(async () => {
+      const rows = await store.db.selectFrom('usage').select(['cost_micros']).where('key_id', '=', keyId).where('endpoint', '=', 'video.settle').execute();
+      return rows.length >= created.size ? rows : undefined;
+    }, 10_000, 'the settle ledger rows');
+    expect(settles).toHaveLength(created.size);
+    expect(settles.reduce((t, r) => t + Number(r.cost_micros), 0)).toBe(cost);
+  }, 60_000);
+});
