@@ -110,6 +110,21 @@ describe('credit reservations', () => {
     expect(await repo.balance(p.keyId)).toBe(8500);
   });
 
+  it('survives pricing bugs: a NaN estimate holds nothing, a NaN cost charges the hold, an infinite one empties the balance', async () => {
+    const p = await keyWith(10_000);
+    const nanHold = await credits[0].reserve(p, NaN);
+    expect(nanHold.amountMicros).toBe(0);
+    expect(await credits[0].settle(nanHold, 700)).toBe(700);
+    expect(await repo.balance(p.keyId)).toBe(9300);
+    const held = await credits[0].reserve(p, 1000);
+    expect(await credits[0].settle({ reservationId: held.reservationId }, NaN)).toBe(1000);
+    expect(await repo.balance(p.keyId)).toBe(8300);
+    await expect(credits[0].reserve(p, Infinity)).rejects.toMatchObject({ status: 403, code: 'insufficient_quota' });
+    const last = await credits[0].reserve(p, 300);
+    expect(await credits[0].settle(last, Infinity)).toBe(8300);
+    expect(await repo.balance(p.keyId)).toBe(0);
+  });
+
   it('refuses with 403 insufficient_quota when the balance is short, and reserves nothing for unlimited keys', async () => {
     const p = await keyWith(10);
     await expect(credits[0].reserve(p, 11)).rejects.toMatchObject({ status: 403, code: 'insufficient_quota' });

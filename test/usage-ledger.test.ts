@@ -138,6 +138,17 @@ describe('usage ledger', () => {
     expect(await usage.totals()).toEqual([{ key_id: p.keyId, model: 'm', requests: 3, input_units: 3, output_units: 6, cost_micros: 30 }]);
   });
 
+  it('stores rows with fractional or missing numbers and NUL bytes instead of failing their batch', async () => {
+    const ledger = new UsageLedger(usage, (e) => errors.push(e));
+    const p = await keyWith(null);
+    const base = { key_id: p.keyId, channel: 'c', endpoint: 'chat', status: 200, latency_ms: 1 };
+    ledger.record({ ...base, model: 'm', input_units: 1.6, output_units: NaN, cost_micros: 2.4 });
+    ledger.record({ ...base, model: 'm\u0000', input_units: 1, output_units: 1, cost_micros: 1, latency_ms: 12.7 });
+    await ledger.close();
+    expect(errors).toEqual([]);
+    expect(await usage.totals({ keyId: p.keyId })).toEqual([{ key_id: p.keyId, model: 'm', requests: 2, input_units: 3, output_units: 1, cost_micros: 3 }]);
+  });
+
   it('filters totals by key and by time', async () => {
     const ledger = new UsageLedger(usage, (e) => errors.push(e));
     const a = await keyWith(null);

@@ -18,7 +18,10 @@ export class CreditService {
   constructor(private readonly repo: ReservationsRepo) {}
 
   async reserve(p: Principal, amountMicros: number): Promise<Hold> {
-    const amount = Math.max(0, Math.ceil(amountMicros));
+    // A NaN estimate (a pricing bug) holds nothing, the settle still charges; an amount beyond
+    // exact integers can never be covered.
+    const amount = Number.isNaN(amountMicros) ? 0 : Math.max(0, Math.ceil(amountMicros));
+    if (amount > Number.MAX_SAFE_INTEGER && p.limitedCredit) throw errors.insufficientQuota();
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
     const id = await this.repo.reserve(p.keyId, amount);
     if (!id) throw errors.insufficientQuota();
@@ -27,8 +30,9 @@ export class CreditService {
 
   /** Charges `costMicros`; returns what was charged, or null when the hold was already closed. */
   async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<number | null> {
-    const cost = Math.max(0, Math.ceil(costMicros));
-    if (!hold.reservationId) return cost;
+    // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
+    const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros)));
+    if (!hold.reservationId) return Number.isNaN(cost) ? ('amountMicros' in hold ? hold.amountMicros : 0) : cost;
     const r = await this.repo.settle(hold.reservationId, cost);
     return r.closed ? r.chargedMicros : null;
   }

@@ -17,7 +17,7 @@ export class UsageLedger {
   ) {}
 
   record(entry: Omit<UsageEntry, 'created_at'> & { created_at?: number }): void {
-    this.buffer.push({ ...entry, created_at: entry.created_at ?? Date.now() });
+    this.buffer.push(clean({ ...entry, created_at: entry.created_at ?? Date.now() }));
     if (this.buffer.length >= this.batchSize) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), this.flushMs);
@@ -38,7 +38,9 @@ export class UsageLedger {
       try {
         await this.repo.insertMany(batch);
       } catch (err) {
-        this.onError(err);
+        if (batch.length === 1) return this.onError(err);
+        // One bad row must not lose its whole batch: write the rows one by one, report each failure.
+        for (const row of batch) await this.repo.insertMany([row]).catch(this.onError);
       }
     });
     return this.flushing;
@@ -47,4 +49,25 @@ export class UsageLedger {
   close(): Promise<void> {
     return this.flush();
   }
+}
+
+/**
+ * Integer columns reject fractions (PostgreSQL bigint) and NaN, and PostgreSQL text rejects NUL:
+ * a row is made storable here rather than failing its batch later.
+ */
+function clean(e: UsageEntry): UsageEntry {
+  const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
+  const text = (v: unknown) => String(v ?? '').split('\u0000').join('').slice(0, 256);
+  return {
+    key_id: text(e.key_id),
+    model: text(e.model),
+    channel: text(e.channel),
+    endpoint: text(e.endpoint),
+    status: int(e.status),
+    input_units: int(e.input_units),
+    output_units: int(e.output_units),
+    cost_micros: int(e.cost_micros),
+    latency_ms: int(e.latency_ms),
+    created_at: int(e.created_at),
+  };
 }

@@ -38,7 +38,9 @@ export class ReservationsRepo {
    * what was really charged; `closed: false` when the reservation was already closed.
    */
   settle(reservationId: string, chargeMicros: number, now = Date.now()): Promise<CloseResult> {
-    return this.close(reservationId, 'settled', Math.max(0, Math.ceil(chargeMicros)), now);
+    // NaN (an unknown cost) charges the held amount; see close().
+    const charge = Number.isNaN(chargeMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(chargeMicros)));
+    return this.close(reservationId, 'settled', charge, now);
   }
 
   /** Returns the whole held amount to the key. */
@@ -59,6 +61,7 @@ export class ReservationsRepo {
         .executeTakeFirst();
       if (!res) return { closed: false };
       const amount = Number(res.amount_micros);
+      if (Number.isNaN(charge)) charge = amount;
       let charged = Math.min(charge, amount);
       if (charge > amount) charged += await takeUpTo(trx, res.key_id, charge - amount);
       await trx.updateTable('reservations').set({ charged_micros: charged }).where('id', '=', reservationId).execute();
