@@ -228,8 +228,13 @@ async function serve(config: Config, source: string): Promise<void> {
       process.exit(1);
     }, config.server.shutdown_grace_s * 1000);
     timer.unref();
+    // A proxy's keep-alive connection that was busy when closing began would stay open after its
+    // last response (until the proxy drops it), holding the exit back: close each once it is idle.
+    const idleSweep = setInterval(() => app.server.closeIdleConnections(), 250);
+    idleSweep.unref();
     try {
       await app.close();
+      clearInterval(idleSweep);
       await cluster.close();
       await services.close();
     } finally {

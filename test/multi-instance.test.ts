@@ -36,7 +36,7 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
   const configText = (extraModels: string[] = []) =>
     // JSON is YAML: each instance reads its own copy of the same file.
     JSON.stringify({
-      server: { host: '127.0.0.1', port: 0 },
+      server: { host: '127.0.0.1', port: 0, shutdown_grace_s: 20 },
       database: { url: db.url },
       redis: redis.config,
       log: { level: 'warn' },
@@ -227,4 +227,22 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
     expect(settles).toHaveLength(created.size);
     expect(settles.reduce((t, r) => t + Number(r.cost_micros), 0)).toBe(cost);
   }, 60_000);
+
+  it('drains on SIGTERM: a stream in flight ends complete, kept-alive connections close, exit status 0', async () => {
+    const { key } = await createKey();
+    await fetch(`${sim.url}/__sim/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stream_delay_ms: 150 }) });
+    // fetch keeps its connection alive, as a proxy in front would.
+    const res = await fetch(`${b.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'a few words' }] }),
+    });
+    expect(res.status).toBe(200);
+    b.proc.kill('SIGTERM');
+    const text = await res.text();
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    // Without closing the idle keep-alive connection the process would wait out shutdown_grace_s and exit 1.
+    await b.exited;
+    expect(b.proc.exitCode).toBe(0);
+  });
 });
