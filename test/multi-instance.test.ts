@@ -107,7 +107,7 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
     await eventually(async () => (await chat(b.url, key)).status === 200, 5000, 'a free slot');
   });
 
-  it('a config reload by SIGHUP on one instance reaches the other through Redis', async () => {
+  it('a config reload by SIGHUP on one instance reaches the other through Redis, and `mediagate reload` reaches both', async () => {
     const { key } = await createKey();
     expect(await modelIds(a.url, key)).toEqual(['sim-chat', 'sim-video']);
     // Both files gain a model; only A is told to reload, B must follow A's message.
@@ -120,6 +120,16 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
     expect(await modelIds(b.url, key)).toEqual(['sim-chat', 'sim-chat-extra', 'sim-video']);
     expect((await chat(b.url, key, 'sim-chat-extra')).status).toBe(200);
     expect(a.proc.exitCode).toBeNull();
+
+    // `mediagate reload` (anywhere with the same config) makes every instance re-read its file.
+    writeFileSync(files.a, configText());
+    writeFileSync(files.b, configText());
+    const res = await runCli(files.a, ['reload']);
+    expect(res.status).toBe(0);
+    expect(res.stdout).toContain('Reload sent to 2 running instance(s).');
+    for (const gw of [a, b]) {
+      await eventually(async () => !(await modelIds(gw.url, key)).includes('sim-chat-extra'), 15_000, 'the model removed by `mediagate reload`');
+    }
   });
 
   it('`keys revoke` from the CLI tells both instances, which then refuse the key', async () => {
