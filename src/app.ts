@@ -27,6 +27,8 @@ import { registerRequestGuards } from './http/request-guards.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import { UsageLedger } from './limits/ledger.js';
 import { Relay } from './relay/relay.js';
+import { Metrics } from './http/metrics.js';
+import swagger from '@fastify/swagger';
 import { UpstreamClient } from './relay/upstream.js';
 
 /** Everything the routes need, built once per process. */
@@ -45,6 +47,7 @@ export interface Services {
   /** Rate limits of keys and models (memory, or Redis when redis.url is set). */
   limits: RateLimits;
   upstream: UpstreamClient;
+  metrics: Metrics;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
@@ -94,9 +97,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     idleMs: config.relay.stream_idle_timeout_ms,
   });
   const credit = new CreditService(reservations);
-  const relay = new Relay(config.relay);
+  const metrics = new Metrics();
+  const relay = new Relay(config.relay, (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }));
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   if (!opts.noPoller) tasks.poller.start();
+  const holdSweep = setInterval(() => {
+    credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => process.stderr.write(`mediagate: abandoned-hold sweep failed: ${(err as Error).message}\n`));
+  }, 60_000);
+  holdSweep.unref();
   return {
     config,
     store,
@@ -111,9 +119,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     limits,
     relay,
     upstream,
+    metrics,
     simulator,
     tasks,
     async close() {
+      clearInterval(holdSweep);
       await tasks.poller.stop();
       await ledger.close();
       await limits.close();
@@ -165,12 +175,20 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
   registerAuth(app, services.authenticator);
   registerRateLimits(app, services.limits, services.ledger);
-  registerHealthRoutes(app, services.store);
-  registerModelRoutes(app, services.catalog);
-  registerImageRoutes(app, services);
-  registerChatRoutes(app, services);
-  registerMessagesRoutes(app, services);
-  registerVideoRoutes(app, services.tasks.service);
+  services.metrics.instrument(app);
+  // Routes go in a plugin loaded after @fastify/swagger, so /openapi.json describes every one.
+  app.register(swagger, {
+    openapi: { info: { title: 'mediagate', version: '0.1.0', description: 'Gateway to generative models: chat, images and video tasks.' } },
+  });
+  app.register(async (api) => {
+    registerHealthRoutes(api, services.store);
+    registerModelRoutes(api, services.catalog);
+    registerImageRoutes(api, services);
+    registerChatRoutes(api, services);
+    registerMessagesRoutes(api, services);
+    registerVideoRoutes(api, services.tasks.service);
+    api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  });
   return app;
 }
 

@@ -114,6 +114,9 @@ export const ConfigSchema = Type.Object(
         key_concurrency: Int({ minimum: 0, default: 0 }),
         // Default per-model requests per minute when a model sets none; 0 = unlimited.
         model_rpm: Int({ minimum: 0, default: 0 }),
+        // A chat or image request's credit hold still open after this long belongs to a process
+        // that died mid-request; it is released. Longer than any request may take.
+        abandoned_hold_s: Int({ minimum: 60, default: 3600 }),
       },
       { additionalProperties: false, default: {} },
     ),

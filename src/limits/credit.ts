@@ -42,4 +42,14 @@ export class CreditService {
     if (!hold.reservationId) return true;
     return (await this.repo.release(hold.reservationId)).closed;
   }
+
+  /**
+   * Releases holds older than `maxAgeMs` that belong to no task (a request whose process died
+   * before settle). Safe on every instance at once: each release is guarded. Returns how many.
+   */
+  async releaseAbandoned(maxAgeMs: number, now = Date.now()): Promise<number> {
+    let released = 0;
+    for (const id of await this.repo.abandoned(now - maxAgeMs)) if ((await this.repo.release(id, now)).closed) released++;
+    return released;
+  }
 }

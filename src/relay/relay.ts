@@ -39,7 +39,11 @@ export interface RunOptions {
 export class Relay {
   private readonly breakers = new Map<string, CircuitBreaker>();
 
-  constructor(private readonly settings: Config['relay']) {}
+  constructor(
+    private readonly settings: Config['relay'],
+    /** Sees every failed attempt of every request (metrics). */
+    private readonly observe?: (target: Target, failure: UpstreamFailure) => void,
+  ) {}
 
   breaker(channel: string): CircuitBreaker {
     let b = this.breakers.get(channel);
@@ -93,6 +97,7 @@ export class Relay {
           throw err;
         }
         last = err;
+        this.observe?.(target, err);
         opts.onFailure?.(target, err);
         if (err.kind === 'aborted') throw err;
         if (err.kind === 'status' && err.status === 429) {

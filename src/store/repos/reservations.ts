@@ -43,6 +43,22 @@ export class ReservationsRepo {
     return this.close(reservationId, 'settled', charge, now);
   }
 
+  /**
+   * Held reservations older than `cutoff` that no video task refers to: holds of chat or image
+   * requests whose process died before settling. A task's hold is the poller's to close.
+   */
+  async abandoned(cutoff: number, limit = 100): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('reservations')
+      .select('id')
+      .where('state', '=', 'held')
+      .where('created_at', '<', cutoff)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tasks').select('task_id').whereRef('tasks.reservation_id', '=', 'reservations.id'))))
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   /** Returns the whole held amount to the key. */
   release(reservationId: string, now = Date.now()): Promise<CloseResult> {
     return this.close(reservationId, 'released', 0, now);
