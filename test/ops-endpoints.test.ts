@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from './helpers/gateway.js';
+
+describe('operations endpoints', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => gw.close());
+
+  it('serves an OpenAPI document describing every public route', async () => {
+    const res = await fetch(`${gw.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const [path, method] of [
+      ['/v1/models', 'get'],
+      ['/v1/chat/completions', 'post'],
+      ['/v1/messages', 'post'],
+      ['/v1/images/generations', 'post'],
+      ['/v1/images/edits', 'post'],
+      ['/v1/video/generations', 'post'],
+      ['/v1/video/generations/{task_id}', 'get'],
+      ['/healthz', 'get'],
+      ['/readyz', 'get'],
+    ]) {
+      expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    }
+    const models = doc.paths['/v1/models'].get as any;
+    expect(Object.keys(models.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['data', 'object', 'success']);
+  });
+
+  it('exposes Prometheus metrics counting requests by route pattern and status', async () => {
+    const { key } = await gw.createKey();
+    await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    await fetch(`${gw.url}/v1/models`);
+    await fetch(`${gw.url}/v1/video/generations/cgt-unknown-1`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${gw.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/mediagate_http_requests_total\{route="\/v1\/models",method="GET",status="200"\} [1-9]/);
+    expect(text).toMatch(/mediagate_http_requests_total\{route="\/v1\/models",method="GET",status="401"\} [1-9]/);
+    // The route pattern, never the raw id, so label values stay bounded.
+    expect(text).toContain('route="/v1/video/generations/:task_id"');
+    expect(text).not.toContain('cgt-unknown-1');
+    expect(text).toContain('mediagate_process_resident_memory_bytes');
+  });
+
+  it('counts failed upstream attempts by channel and kind', async () => {
+    const { key } = await gw.createKey();
+    await fetch(`${gw.services.simulator!.url}/__sim/faults`, { method: 'POST', body: JSON.stringify({ match: 'openai.chat', kind: 'status', status: 500, count: 1 }) });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(502);
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(text).toMatch(/mediagate_upstream_failures_total\{channel="simulator",kind="status"\} 1/);
+  });
+});
+
+describe('abandoned credit holds', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => gw.close());
+
+  it('releases an old hold with no task and leaves fresh holds and task holds alone', async () => {
+    const { id } = await gw.createKey({ creditMicros: 1_000_000 });
+    const repo = gw.services.reservations;
+    const now = Date.now();
+    const old = await repo.reserve(id, 100_000, now - 2 * 3600_000);
+    const fresh = await repo.reserve(id, 50_000, now);
+    const forTask = await repo.reserve(id, 25_000, now - 2 * 3600_000);
+    await gw.services.store.db
+      .insertInto('tasks')
+      .values({
+        task_id: 'cgt-20250101000000-abcde', key_id: id, model: 'sim-video', channel: 'simulator', upstream_model: 'sim-video',
+        action: 'textGenerate', status: 'IN_PROGRESS', fail_reason: '', submit_time: 1, start_time: 1, finish_time: 0, progress: '10%',
+        data: '{}', reservation_id: forTask, estimated_units: 1, next_poll_at: now + 3600_000, lease_owner: null, lease_until: 0,
+        poll_failures: 0, deadline_at: now + 3600_000, url_expires_at: 0, updated_at: now,
+      })
+      .execute();
+    expect(await repo.balance(id)).toBe(825_000);
+    const released = await gw.services.credit.releaseAbandoned(3600_000, now);
+    expect(released).toBe(1);
+    expect(await repo.balance(id)).toBe(925_000);
+    const states = await gw.services.store.db.selectFrom('reservations').select(['id', 'state']).where('key_id', '=', id).execute();
+    expect(Object.fromEntries(states.map((r) => [r.id, r.state]))).toEqual({ [old!]: 'released', [fresh!]: 'held', [forTask!]: 'held' });
+    // A second sweep finds nothing: each hold is released once.
+    expect(await gw.services.credit.releaseAbandoned(3600_000, now)).toBe(0);
+    expect(await repo.balance(id)).toBe(925_000);
+  });
+});
