@@ -95,6 +95,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     connectMs: config.relay.connect_timeout_ms,
     firstByteMs: config.relay.first_byte_timeout_ms,
     idleMs: config.relay.stream_idle_timeout_ms,
+    maxConnections: config.relay.max_connections_per_origin,
   });
   const credit = new CreditService(reservations);
   const metrics = new Metrics();

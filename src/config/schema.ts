@@ -128,6 +128,8 @@ export const ConfigSchema = Type.Object(
         max_attempts: Int({ minimum: 1, maximum: 10, default: 3 }),
         breaker_failures: Int({ minimum: 1, default: 5 }),
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
+        // Upstream sockets per origin: every held stream needs one.
+        max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -9,6 +9,8 @@ export interface UpstreamTimeouts {
   connectMs: number;
   firstByteMs: number;
   idleMs: number;
+  /** Sockets per origin; each concurrent stream holds one. */
+  maxConnections?: number;
 }
 
 export type FailureKind = 'connect' | 'timeout' | 'status' | 'malformed' | 'aborted';
@@ -42,7 +44,7 @@ export class UpstreamClient {
       connect: { timeout: timeouts.connectMs },
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
-      connections: 256,
+      connections: timeouts.maxConnections ?? 8192,
       pipelining: 1,
       headersTimeout: timeouts.firstByteMs,
       bodyTimeout: timeouts.idleMs,

@@ -25,6 +25,35 @@ export function parseDatabaseUrl(url: string): { dialect: Dialect; target: strin
   throw new Error(`database.url: unsupported scheme (use sqlite:<path> or postgres://…)`);
 }
 
+type SqliteConnection = import('better-sqlite3').Database;
+
+/**
+ * Kysely prepares every query anew; on SQLite preparing costs as much as running. The gateway
+ * issues a small, fixed set of SQL texts, so prepared statements are kept by text and reused
+ * (better-sqlite3 statements are synchronous, so one statement is never used twice at once).
+ */
+function withStatementCache(conn: SqliteConnection, max = 512): SqliteConnection {
+  const cache = new Map<string, ReturnType<SqliteConnection['prepare']>>();
+  return new Proxy(conn, {
+    get(target, prop, receiver) {
+      if (prop !== 'prepare') {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      }
+      return (sqlText: string) => {
+        let stmt = cache.get(sqlText);
+        if (!stmt) {
+          // Queries with literal values inlined (rare) would grow the cache without bound.
+          if (cache.size >= max) cache.clear();
+          stmt = target.prepare(sqlText);
+          cache.set(sqlText, stmt);
+        }
+        return stmt;
+      };
+    },
+  });
+}
+
 export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number } = {}): Promise<Store> {
   const { dialect, target } = parseDatabaseUrl(url);
   let db: Kysely<Database>;
@@ -36,7 +65,7 @@ export async function openStore(url: string, opts: { migrate?: boolean; poolSize
     conn.pragma('synchronous = NORMAL');
     conn.pragma('busy_timeout = 5000');
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   } else {
     const pg = await import('pg');
     const Pool = pg.default.Pool;
