@@ -86,7 +86,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
-  const reservations = new ReservationsRepo(store.db);
+  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const usage = new UsageRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => process.stderr.write(`mediagate: usage ledger write failed: ${(err as Error).message}\n`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).

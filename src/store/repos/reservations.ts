@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 import { randomBase62 } from '../../auth/keys.js';
+import { GroupCommit } from '../group-commit.js';
 
 export type CloseResult = { closed: true; chargedMicros: number } | { closed: false };
 
@@ -10,12 +11,21 @@ export type CloseResult = { closed: true; chargedMicros: number } | { closed: fa
  * `held` to `settled` or `released` exactly once.
  */
 export class ReservationsRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly transact: <T>(work: (trx: Transaction<Database>) => Promise<T>) => Promise<T>;
+
+  /** `groupCommit`: batch concurrent balance moves into shared transactions (SQLite; see GroupCommit). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    opts: { groupCommit?: boolean } = {},
+  ) {
+    const group = opts.groupCommit ? new GroupCommit(db) : null;
+    this.transact = group ? (work) => group.run(work) : (work) => db.transaction().execute(work);
+  }
 
   /** Takes `amount` from the key's balance and holds it. Returns the reservation id, or null when the balance is short. */
   async reserve(keyId: string, amountMicros: number, now = Date.now()): Promise<string | null> {
     const amount = Math.max(0, Math.ceil(amountMicros));
-    return this.db.transaction().execute(async (trx) => {
+    return this.transact(async (trx) => {
       const taken = await trx
         .updateTable('api_keys')
         .set({ credit_micros: sql`credit_micros - ${amount}` })
@@ -65,7 +75,7 @@ export class ReservationsRepo {
   }
 
   private async close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
-    return this.db.transaction().execute(async (trx): Promise<CloseResult> => {
+    return this.transact(async (trx): Promise<CloseResult> => {
       // Claim the transition first: the guarded UPDATE lets exactly one closer through, and every
       // closer locks the reservation row before the key row, so two closers never deadlock.
       const res = await trx
