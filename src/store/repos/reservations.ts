@@ -80,7 +80,8 @@ export class ReservationsRepo {
       // closer locks the reservation row before the key row, so two closers never deadlock.
       const res = await trx
         .updateTable('reservations')
-        .set({ state, closed_at: now })
+        // Charged up to the held amount here; an overage is added below once taken from the balance.
+        .set({ state, closed_at: now, charged_micros: Number.isNaN(charge) ? sql<number>`amount_micros` : sql<number>`CASE WHEN amount_micros < ${charge} THEN amount_micros ELSE ${charge} END` })
         .where('id', '=', reservationId)
         .where('state', '=', 'held')
         .returning(['key_id', 'amount_micros'])
@@ -89,8 +90,10 @@ export class ReservationsRepo {
       const amount = Number(res.amount_micros);
       if (Number.isNaN(charge)) charge = amount;
       let charged = Math.min(charge, amount);
-      if (charge > amount) charged += await takeUpTo(trx, res.key_id, charge - amount);
-      await trx.updateTable('reservations').set({ charged_micros: charged }).where('id', '=', reservationId).execute();
+      if (charge > amount) {
+        charged += await takeUpTo(trx, res.key_id, charge - amount);
+        await trx.updateTable('reservations').set({ charged_micros: charged }).where('id', '=', reservationId).execute();
+      }
       const refund = amount - Math.min(charged, amount);
       if (refund > 0) {
         await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${refund}` }).where('id', '=', res.key_id).where('credit_micros', 'is not', null).execute();
