@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -54,9 +55,10 @@ function withStatementCache(conn: SqliteConnection, max = 512): SqliteConnection
   });
 }
 
-export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number } = {}): Promise<Store> {
+export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number; backgroundCheckpoints?: boolean } = {}): Promise<Store> {
   const { dialect, target } = parseDatabaseUrl(url);
   let db: Kysely<Database>;
+  let checkpointer: Checkpointer | null = null;
   if (dialect === 'sqlite') {
     const { default: BetterSqlite } = await import('better-sqlite3');
     if (target !== ':memory:') mkdirSync(dirname(target), { recursive: true });
@@ -64,6 +66,10 @@ export async function openStore(url: string, opts: { migrate?: boolean; poolSize
     conn.pragma('journal_mode = WAL');
     conn.pragma('synchronous = NORMAL');
     conn.pragma('busy_timeout = 5000');
+    if (target !== ':memory:' && opts.backgroundCheckpoints !== false) {
+      conn.pragma('wal_autocheckpoint = 0');
+      checkpointer = startCheckpointer(target, 1000, (m) => process.stderr.write(`mediagate: ${m}\n`));
+    }
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   } else {
@@ -88,6 +94,9 @@ export async function openStore(url: string, opts: { migrate?: boolean; poolSize
         return false;
       }
     },
-    close: () => db.destroy(),
+    async close() {
+      await db.destroy();
+      await checkpointer?.stop();
+    },
   };
 }
