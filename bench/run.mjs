@@ -6,12 +6,10 @@
 //   --profile                                  run mediagate under --cpu-prof and print its top entries
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { startServer, killAll } from './lib/children.mjs';
 import { writeConfig, createKey, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
 import { chatPhase } from './phases/chat.mjs';
@@ -20,6 +18,7 @@ import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
 import { pollerPhase } from './phases/poller.mjs';
 import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './lib/report.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
+import { ensureBuilt } from '../bin/ensure-built.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -52,29 +51,6 @@ const P = smoke
       tasksConfig: null,
     };
 
-function newestSource(dir) {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** Compiles src/ to dist/ when dist/ is missing or older than a source file (as bin/mediagate.mjs does). */
-function ensureBuilt() {
-  const entry = join(root, 'dist/main.js');
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newestSource(join(root, 'src'))) return;
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  log('compiling src/ to dist/ …');
-  try {
-    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-  } catch {
-    if (!existsSync(entry)) throw new Error('the build produced no dist/main.js');
-    log('the compiler reported errors; benchmarking what it emitted');
-  }
-}
-
 const t0 = performance.now();
 function log(msg) {
   process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`);
@@ -106,7 +82,7 @@ async function waitForTask(mg, auth, id, status, deadlineMs) {
 
 async function main() {
   log(`mode: ${P.mode}${only ? ` (only ${only.join(',')})` : ''}${profile ? ', profiling mediagate' : ''}`);
-  ensureBuilt();
+  ensureBuilt(root, log);
   const tmp = mkdtempSync(join(tmpdir(), 'mediagate-bench-'));
   const ctx = { P, root, tmp, stopLater: [] };
   const results = { meta: { mode: P.mode, date: new Date().toISOString(), params: P, machine: machine(), versions: versions(root), command: smoke ? 'npm run bench:smoke' : 'npm run bench' } };

@@ -1,4 +1,4 @@
-import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { answer, nextId, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { anthropicError } from './shapes.js';
 
@@ -24,15 +24,6 @@ function errorOf(status: number, message: string): unknown {
 
 function bad(ctx: SimContext, message: string): void {
   sendJson(ctx.res, 400, anthropicError(message, 'invalid_request_error'));
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .filter((b: Json) => b?.type === 'text' && typeof b.text === 'string')
-    .map((b: Json) => b.text as string)
-    .join(' ');
 }
 
 /** Checks what Anthropic checks (the gateway's conversions must pass it) and reduces the request. */

@@ -41,6 +41,16 @@ const IMAGE_TOKENS = 85;
 const TOKEN = /\s*(?:[\p{L}\p{N}_']+|[^\s\p{L}\p{N}_'])|\s+$/gu;
 
 /** The text split into tokens: a word or one symbol, with the whitespace before it. */
+/** The text of a message's content in either format: a string, or the `text` parts of a list. */
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((p: { type?: unknown; text?: unknown } | null) => p?.type === 'text' && typeof p.text === 'string')
+    .map((p: { text: string }) => p.text)
+    .join(' ');
+}
+
 export function tokenize(text: string): string[] {
   return text.match(TOKEN) ?? [];
 }

@@ -1,4 +1,4 @@
-import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { answer, nextId, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { arkError, openaiError } from './shapes.js';
 
@@ -17,15 +17,6 @@ function errorOf(status: number, message: string): unknown {
 
 function bad(ctx: SimContext, message: string): void {
   sendJson(ctx.res, 400, openaiError(message, 'invalid_request', 'invalid_request_error'));
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .filter((p: Json) => p?.type === 'text' && typeof p.text === 'string')
-    .map((p: Json) => p.text as string)
-    .join(' ');
 }
 
 /** Checks what OpenAI checks (the gateway's conversions must pass it) and reduces the request. */

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Target } from '../../relay/relay.js';
-import { UpstreamFailure, readText, retryAfterSeconds } from '../../relay/upstream.js';
+import { statusFailure, type UpstreamFailure } from '../../relay/upstream.js';
 
 // Anthropic: base_url is the origin (https://api.anthropic.com); x-api-key auth with the
 // anthropic-version header; errors are {"type":"error","error":{"type","message"}}.
@@ -20,17 +20,7 @@ export function anthropicHeaders(target: Target): Record<string, string> {
   };
 }
 
-export async function anthropicFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
-  const text = await readText(res).catch(() => '');
-  let message = `HTTP ${res.statusCode}`;
-  let type = '';
-  try {
-    const body = JSON.parse(text) as { error?: { message?: string; type?: string } };
-    if (body.error?.message) message = body.error.message;
-    type = body.error?.type ?? '';
-  } catch {
-    // not JSON
-  }
-  // 529 overloaded_error behaves like a 503.
-  return new UpstreamFailure('status', message, res.statusCode, type, retryAfterSeconds(res.headers));
+// 529 overloaded_error is retryable like a 503 (UpstreamFailure.retryable: any 5xx).
+export function anthropicFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
+  return statusFailure(res, (b: { error?: { message?: string; type?: string } }) => ({ message: b.error?.message, code: b.error?.type }));
 }

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Target } from '../../relay/relay.js';
-import { UpstreamFailure, readText, retryAfterSeconds } from '../../relay/upstream.js';
+import { statusFailure, type UpstreamFailure } from '../../relay/upstream.js';
 
 // OpenAI: base_url is the API root including /v1 (https://api.openai.com/v1); Bearer auth;
 // errors are {"error":{"message","type","param","code"}}.
@@ -16,16 +16,9 @@ export function openaiHeaders(target: Target, contentType = 'application/json'):
 }
 
 /** Turns a non-2xx OpenAI answer into an UpstreamFailure carrying the provider's message. */
-export async function openaiFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
-  const text = await readText(res).catch(() => '');
-  let message = `HTTP ${res.statusCode}`;
-  let code = '';
-  try {
-    const body = JSON.parse(text) as { error?: { message?: string; code?: string | null; type?: string } };
-    if (body.error?.message) message = body.error.message;
-    code = body.error?.code ?? body.error?.type ?? '';
-  } catch {
-    // not JSON: keep the status line
-  }
-  return new UpstreamFailure('status', message, res.statusCode, code, retryAfterSeconds(res.headers));
+export function openaiFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
+  return statusFailure(res, (b: { error?: { message?: string; code?: string | null; type?: string } }) => ({
+    message: b.error?.message,
+    code: b.error?.code ?? b.error?.type,
+  }));
 }

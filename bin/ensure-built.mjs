@@ -1,0 +1,31 @@
+// Compiles src/ to dist/ when dist/ is missing or older than a source file. Shared by the CLI entry
+// (bin/mediagate.mjs) and the benchmarks (bench/run.mjs).
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Returns the path of dist/main.js; `say` reports what happens. Throws when nothing was emitted. */
+export function ensureBuilt(root, say) {
+  const entry = join(root, 'dist', 'main.js');
+  if (existsSync(entry) && statSync(entry).mtimeMs >= newestSource(join(root, 'src'))) return entry;
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  say('compiling src/ to dist/ …');
+  try {
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  } catch {
+    // tsc still emits on type errors; only a missing entry point is fatal.
+    if (!existsSync(entry)) throw new Error('the build produced no dist/main.js');
+    say('the compiler reported errors; using what it emitted');
+  }
+  return entry;
+}
