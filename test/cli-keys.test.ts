@@ -1,32 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { tempDir } from './helpers/gateway.js';
-import { freshDatabaseUrl } from './helpers/databases.js';
+import { cliFixture, type CliFixture } from './helpers/cli.js';
 import { openStore } from '../src/store/db.js';
 import { hashApiKey } from '../src/auth/keys.js';
 
-const MAIN = join(__dirname, '..', 'dist', 'main.js');
-
 describe('mediagate keys (CLI)', () => {
-  const dir = tempDir();
-  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
-  let configPath: string;
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, MEDIAGATE_CONFIG: configPath }, encoding: 'utf8', timeout: 20000 });
+  let cli: CliFixture;
+  const run = (...args: string[]) => cli.run(...args);
 
   beforeAll(async () => {
-    db = await freshDatabaseUrl();
-    configPath = join(dir.path, 'mediagate.yaml');
-    writeFileSync(
-      configPath,
-      `database: { url: "${db.url}" }\nchannels:\n  - { name: s, type: simulator, base_url: "http://127.0.0.1:9", models: [sim-chat, sim-image] }\nmodels:\n  sim-chat: { kind: chat }\n  sim-image: { kind: image }\n`,
-    );
+    cli = await cliFixture();
   });
   afterAll(async () => {
-    await db.drop();
-    dir.remove();
+    await cli.remove();
   });
 
   it('creates a key shown once, stores only its hash, lists and revokes it', async () => {
@@ -36,7 +21,7 @@ describe('mediagate keys (CLI)', () => {
     expect(name).toBe('app-1');
     expect(key).toMatch(/^mg-[0-9A-Za-z]{40,}$/);
 
-    const store = await openStore(db.url);
+    const store = await openStore(cli.dbUrl);
     try {
       const row = await store.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       expect(row.key_hash).toBe(hashApiKey(key));

@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { tempDir } from './helpers/gateway.js';
-import { freshDatabaseUrl } from './helpers/databases.js';
+import { cliFixture, type CliFixture } from './helpers/cli.js';
 import { openStore } from '../src/store/db.js';
 import { UsageRepo } from '../src/store/repos/usage.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
@@ -12,23 +8,13 @@ import { RateLimits } from '../src/limits/rate-limits.js';
 import { MemoryLimitStore } from '../src/limits/memory-store.js';
 import { validateConfig } from '../src/config/loader.js';
 
-const MAIN = join(__dirname, '..', 'dist', 'main.js');
-
 describe('mediagate usage and key limits (CLI)', () => {
-  const dir = tempDir();
-  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
-  let configPath: string;
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, [MAIN, ...args], { env: { ...process.env, MEDIAGATE_CONFIG: configPath }, encoding: 'utf8', timeout: 20000 });
+  let cli: CliFixture;
+  const run = (...args: string[]) => cli.run(...args);
 
   beforeAll(async () => {
-    db = await freshDatabaseUrl();
-    configPath = join(dir.path, 'mediagate.yaml');
-    writeFileSync(
-      configPath,
-      `database: { url: "${db.url}" }\nchannels:\n  - { name: s, type: simulator, base_url: "http://127.0.0.1:9", models: [sim-chat, sim-image] }\nmodels:\n  sim-chat: { kind: chat }\n  sim-image: { kind: image }\n`,
-    );
-    const store = await openStore(db.url);
+    cli = await cliFixture();
+    const store = await openStore(cli.dbUrl);
     try {
       const base = { channel: 's', endpoint: 'chat', status: 200, latency_ms: 3 };
       await new UsageRepo(store.db).insertMany([
@@ -42,8 +28,7 @@ describe('mediagate usage and key limits (CLI)', () => {
     }
   });
   afterAll(async () => {
-    await db.drop();
-    dir.remove();
+    await cli.remove();
   });
 
   it('prints totals per key and model, as a table and as JSON', () => {
@@ -81,7 +66,7 @@ describe('mediagate usage and key limits (CLI)', () => {
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     const unlimited = JSON.parse(run('keys', 'create', '--name', 'free', '--json').stdout) as { id: string };
 
-    const store = await openStore(db.url);
+    const store = await openStore(cli.dbUrl);
     try {
       const principal = await new Authenticator(new KeysRepo(store.db)).authenticate(key);
       expect(principal).toMatchObject({ keyId: id, rpm: 2, concurrency: 1, limitedCredit: true });
