@@ -22,6 +22,7 @@ import { UsageRepo } from './store/repos/usage.js';
 import { CreditService } from './limits/credit.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { registerRateLimits } from './limits/hook.js';
+import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
 import { registerRequestGuards } from './http/request-guards.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
@@ -176,6 +177,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
   registerAuth(app, services.authenticator);
   registerRateLimits(app, services.limits, services.ledger);
+  registerUsageBackstop(app, services.ledger);
   services.metrics.instrument(app);
   // Routes go in a plugin loaded after @fastify/swagger, so /openapi.json describes every one.
   app.register(swagger, {

@@ -209,7 +209,14 @@ describe('images: bad input', () => {
 
   it('never charged, never called upstream, and left no upload behind for any of the above', async () => {
     expect(await gw.services.reservations.balance(keyId)).toBe(1_000_000);
-    expect(await usageRows(gw, keyId)).toEqual([]);
+    // Each refused request has its one usage row: the refusal's status, nothing used, nothing charged.
+    const rows = await usageRows(gw, keyId);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+      expect(r).toMatchObject({ channel: '', input_units: 0, output_units: 0, cost_micros: 0 });
+    }
     const counts = (await (await fetch(`${sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
     expect(counts.counts['openai.images.generate'] ?? 0).toBe(0);
     expect(counts.counts['openai.images.edit'] ?? 0).toBe(0);

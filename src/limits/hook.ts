@@ -5,6 +5,7 @@ import { GatewayError } from '../http/errors.js';
 import type { Slot } from './limit-store.js';
 import type { RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
+import { LEDGER_ENDPOINTS, markUsageRecorded } from './usage-backstop.js';
 
 interface LimitContext {
   limits: RateLimits;
@@ -81,25 +82,17 @@ function releaseWhenDone(reply: FastifyReply, slot: Slot): void {
   res.once('close', () => slot.release());
 }
 
-// Ledger endpoint names as the routes write them; other routes are recorded by their path.
-const ENDPOINTS: Record<string, string> = {
-  '/v1/chat/completions': 'chat',
-  '/v1/messages': 'messages',
-  '/v1/images/generations': 'images.generations',
-  '/v1/images/edits': 'images.edits',
-  '/v1/video/generations': 'video',
-};
-
 /** A request refused by a limit never reaches its route, so its ledger row is written here. */
 function recordRefusal(request: FastifyRequest, model: string, err: unknown): void {
   const { ledger } = request.server.rateLimits;
   if (!ledger || !request.principal || !(err instanceof GatewayError) || err.status !== 429) return;
   const url = request.routeOptions.url ?? '';
+  markUsageRecorded(request);
   ledger.record({
     key_id: request.principal.keyId,
     model,
     channel: '',
-    endpoint: ENDPOINTS[url] ?? url,
+    endpoint: LEDGER_ENDPOINTS[url] ?? url,
     status: 429,
     input_units: 0,
     output_units: 0,

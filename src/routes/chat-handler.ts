@@ -6,6 +6,7 @@ import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/openai-to-anthropic/request.js';
 import { GatewayError, errors } from '../http/errors.js';
 import type { Hold } from '../limits/credit.js';
+import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import type { Target } from '../relay/relay.js';
@@ -57,8 +58,10 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
     const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output));
 
     let channel = '';
-    const record = (status: number, input: number, output: number, cost: number) =>
+    const record = (status: number, input: number, output: number, cost: number) => {
+      markUsageRecorded(request);
       services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, latency_ms: Date.now() - started });
+    };
     const settle = async (status: number, input: number, output: number) => {
       const cost = chatCostMicros(model.config, input, output);
       const charged = await services.credit.settle(hold, cost);

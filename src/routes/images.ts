@@ -4,6 +4,7 @@ import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError, errors } from '../http/errors.js';
 import { limitModel } from '../limits/hook.js';
+import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { failureToGatewayError, type Target } from '../relay/relay.js';
@@ -56,7 +57,8 @@ async function serve(
   const hold = await services.credit.reserve(p, imageCostMicros(model.config, requested));
   const call: ImagesCall = { upstream: services.upstream, signal: abortOnDisconnect(reply) };
   let channel = '';
-  const row = (status: number, images: number, cost: number) =>
+  const row = (status: number, images: number, cost: number) => {
+    markUsageRecorded(request);
     services.ledger.record({
       key_id: p.keyId,
       model: model.id,
@@ -68,6 +70,7 @@ async function serve(
       cost_micros: cost,
       latency_ms: Date.now() - started,
     });
+  };
   let result: ImagesResult;
   try {
     result = await services.relay.run(model, (target) => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/hook.js';
+import { markUsageRecorded } from '../limits/usage-backstop.js';
 import type { TaskService } from '../tasks/service.js';
 import { TaskEnvelopeSchema, envelope } from '../tasks/record.js';
 
@@ -12,7 +13,7 @@ export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService): v
   const response = { 200: TaskEnvelopeSchema };
 
   app.post('/v1/video/generations', { config: { auth: true }, schema: { response } }, async (request) =>
-    envelope(await tasks.create(principalOf(request), request.body)),
+    envelope(await tasks.create(principalOf(request), request.body, () => markUsageRecorded(request))),
   );
 
   app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, async (request) =>

@@ -40,7 +40,8 @@ export class TaskService {
 
   constructor(private readonly d: TaskServiceDeps) {}
 
-  async create(p: Principal, body: unknown): Promise<TaskRecord> {
+  /** `onRecorded` is told when the request's usage row is written (the route's one-row-per-request bookkeeping). */
+  async create(p: Principal, body: unknown, onRecorded: () => void = () => {}): Promise<TaskRecord> {
     const started = Date.now();
     const parsed = parseCreateBody(body);
     const model = this.d.catalog.get(parsed.model);
@@ -56,8 +57,10 @@ export class TaskService {
     const estimated = videoTokens(parsed.estimate.resolution, parsed.estimate.ratio, parsed.estimate.seconds);
     const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
     let channelName = '';
-    const record = (status: number) =>
+    const record = (status: number) => {
+      onRecorded();
       this.d.ledger.record({ key_id: p.keyId, model: model.id, channel: channelName, endpoint: 'video', status, input_units: 0, output_units: 0, cost_micros: 0, latency_ms: Date.now() - started });
+    };
 
     let row: TaskRow;
     try {

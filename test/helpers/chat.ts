@@ -1,5 +1,5 @@
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { startGateway, type TestGateway } from './gateway.js';
+import { startGateway, usageRowsOf, type TestGateway } from './gateway.js';
 
 /** Chat models of the chat tests: one per native channel format, all served by one simulator. */
 export const CHAT_TEST_MODELS = {
@@ -72,9 +72,8 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
 }
 
 /** The usage ledger rows of the rig's key, after flushing the ledger's buffer. */
-export async function ledgerRows(rig: ChatRig, keyId = rig.keyId) {
-  await rig.gw.services.ledger.flush();
-  return rig.gw.services.store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).orderBy('id').execute();
+export function ledgerRows(rig: ChatRig, keyId = rig.keyId) {
+  return usageRowsOf(rig.gw.services, keyId);
 }
 
 /**

@@ -88,6 +88,12 @@ export async function startGateway(overrides: Record<string, unknown> = {}): Pro
   };
 }
 
+/** The usage ledger rows of a key, oldest first, after writing out what the ledger buffered. */
+export async function usageRowsOf(services: Services, keyId: string) {
+  await services.ledger.flush();
+  return services.store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).orderBy('id').execute();
+}
+
 /** A temporary folder removed by the returned function. */
 export function tempDir(prefix = 'mediagate-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));

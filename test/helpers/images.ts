@@ -1,4 +1,4 @@
-import { startGateway, type TestGateway } from './gateway.js';
+import { startGateway, usageRowsOf, type TestGateway } from './gateway.js';
 import type { Simulator } from '../../src/simulator/server.js';
 
 /**
@@ -25,7 +25,6 @@ export async function imageGateway(sim: Simulator, extra: Record<string, unknown
 }
 
 /** The usage rows of one key, after the ledger has written what it buffered. */
-export async function usageRows(gw: TestGateway, keyId: string) {
-  await gw.services.ledger.flush();
-  return gw.services.store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).orderBy('id').execute();
+export function usageRows(gw: TestGateway, keyId: string) {
+  return usageRowsOf(gw.services, keyId);
 }

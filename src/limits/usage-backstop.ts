@@ -1,0 +1,53 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { UsageLedger } from './ledger.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A usage row for this request was written (or its route has taken charge of writing it). */
+    usageRecorded: boolean;
+  }
+}
+
+// Ledger endpoint names as the routes write them.
+export const LEDGER_ENDPOINTS: Record<string, string> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/messages': 'messages',
+  '/v1/images/generations': 'images.generations',
+  '/v1/images/edits': 'images.edits',
+  '/v1/video/generations': 'video',
+};
+
+/** Called wherever a request's usage row is written. */
+export function markUsageRecorded(request: FastifyRequest): void {
+  request.usageRecorded = true;
+}
+
+/**
+ * One ledger row per request: routes write the rows of requests that reached the credit hold (with
+ * units, cost and channel); this hook writes the row of an authenticated request to a billable
+ * endpoint that was refused before that (bad body, unknown or forbidden model, no credit), with no
+ * units and no cost. A request without a valid key has no key to record.
+ */
+export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLedger, 'record'>): void {
+  app.decorateRequest('usageRecorded', false);
+  app.addHook('onResponse', (request, reply, done) => {
+    if (reply.statusCode >= 400 && request.principal && !request.usageRecorded) {
+      const endpoint = LEDGER_ENDPOINTS[request.routeOptions.url ?? ''];
+      if (endpoint) {
+        const body = request.body as { model?: unknown } | null | undefined;
+        ledger.record({
+          key_id: request.principal.keyId,
+          model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : '',
+          channel: '',
+          endpoint,
+          status: reply.statusCode,
+          input_units: 0,
+          output_units: 0,
+          cost_micros: 0,
+          latency_ms: Math.round(reply.elapsedTime),
+        });
+      }
+    }
+    done();
+  });
+}
