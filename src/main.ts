@@ -210,11 +210,9 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
 async function serve(config: Config, source: string): Promise<void> {
   const services = await createServices(config);
   const app = buildApp(services);
-  let firstKey: string | null = null;
-  if ((await services.keys.count()) === 0) {
-    firstKey = generateApiKey();
-    await services.keys.create({ name: 'default', keyHash: hashApiKey(firstKey), keyPrefix: displayPrefix(firstKey) });
-  }
+  const candidate = generateApiKey();
+  const created = await services.keys.createFirst({ name: 'default', keyHash: hashApiKey(candidate), keyPrefix: displayPrefix(candidate) }, services.store.dialect);
+  const firstKey = created ? candidate : null;
   // SIGHUP: re-read the config file, swap the catalog, tell the other instances (docs/deployment.md).
   const cluster = await startCluster(services, { load: () => loadConfig().config, log: app.log });
   process.on('SIGHUP', () => void cluster.reloadAndTell('SIGHUP'));

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeyTable, Database } from '../schema.js';
 import { randomBase62 } from '../../auth/keys.js';
 
@@ -46,6 +46,19 @@ export class KeysRepo {
 
   list(): Promise<ApiKeyRow[]> {
     return this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
+  /**
+   * Creates the key only when no key exists at all, atomically: instances starting together on one
+   * empty database create one first key between them (PostgreSQL: a transaction-scoped advisory
+   * lock serializes the check and the insert). Returns the row, or null when keys existed.
+   */
+  async createFirst(k: NewKey, dialect: 'sqlite' | 'postgres', now = Date.now()): Promise<ApiKeyRow | null> {
+    return this.db.transaction().execute(async (trx) => {
+      if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(7346114)`.execute(trx);
+      const any = await trx.selectFrom('api_keys').select('id').limit(1).executeTakeFirst();
+      return any ? null : new KeysRepo(trx).create(k, now);
+    });
   }
 
   async count(): Promise<number> {
