@@ -4,6 +4,7 @@ import { buildRequest, rawRequest, type RawResponse } from './helpers/raw-http.j
 import { errorShapeProblem } from './helpers/error-shapes.js';
 import { familyOf } from '../src/http/errors.js';
 import type { RouteInfo } from '../src/http/route-table.js';
+import { seededRandom } from './helpers/prng.js';
 
 // Hundreds of malformed requests against every route the app has when the test runs (read from
 // the app's route table, so routes added later are covered without editing this file). Every
@@ -16,17 +17,6 @@ const MIN_CASES = 600;
 /** Random combinations on top of the systematic cases. */
 const RANDOM_CASES = 250;
 const BODY_LIMIT_MB = 1;
-
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   name: string;
@@ -236,7 +226,7 @@ describe('bad input', () => {
   it(`answers ${MIN_CASES}+ malformed requests to every route with a 4xx in family shape, leaking no key (seed ${SEED})`, async () => {
     const routes = gw.app.routeTable.routes();
     expect(routes.length).toBeGreaterThanOrEqual(4);
-    const cases = generateCases(routes, key, otherKey, mulberry32(SEED));
+    const cases = generateCases(routes, key, otherKey, seededRandom(SEED));
     expect(cases.length).toBeGreaterThanOrEqual(500);
 
     const problems: string[] = [];

@@ -8,18 +8,7 @@ import { UsageLedger } from '../src/limits/ledger.js';
 import { CreditService } from '../src/limits/credit.js';
 import { GatewayError } from '../src/http/errors.js';
 import type { Principal } from '../src/auth/principal.js';
-
-/** Deterministic numbers so a failure reproduces. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from './helpers/prng.js';
 
 describe('usage ledger', () => {
   let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
@@ -50,7 +39,7 @@ describe('usage ledger', () => {
   it('totals what was settled: ledger cost = sum of settled charges = what left the balances', async () => {
     // Small batches and a short timer, so the run crosses many batch boundaries.
     const ledger = new UsageLedger(usage, (e) => errors.push(e), 5, 7);
-    const random = prng(42);
+    const random = seededRandom(42);
     const start = 200_000;
     const keys = [await keyWith(start), await keyWith(start), await keyWith(null)];
     const models = ['sim-chat', 'sim-image', 'sim-video'];
