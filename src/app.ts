@@ -71,6 +71,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // A simulator channel without a base_url points at the in-process simulator.
   for (const ch of config.channels) {
     registerSecret(ch.api_key);
+    // The simulator wants a key on its API routes, as the real providers do; any will do.
+    if (ch.type === 'simulator' && !ch.api_key) ch.api_key = 'simulator-key';
     if (ch.type === 'simulator' && !ch.base_url) {
       if (!simulator) throw new GatewayConfigError(`channel "${ch.name}": a simulator channel needs base_url unless simulator.embedded is true`);
       ch.base_url = simulator.url;
