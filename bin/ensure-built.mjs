@@ -1,6 +1,6 @@
 // Compiles src/ to dist/ when dist/ is missing or older than a source file. Shared by the CLI entry
 // (bin/mediagate.mjs) and the benchmarks (bench/run.mjs).
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -17,7 +17,10 @@ function newestSource(dir) {
 /** Returns the path of dist/main.js; `say` reports what happens. Throws when nothing was emitted. */
 export function ensureBuilt(root, say) {
   const entry = join(root, 'dist', 'main.js');
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newestSource(join(root, 'src'))) return entry;
+  // An incremental build leaves unchanged outputs untouched, so a stamp written after each build,
+  // not the entry point's own time, says when dist/ was last brought up to date.
+  const stamp = join(root, 'dist', '.build-stamp');
+  if (existsSync(entry) && existsSync(stamp) && statSync(stamp).mtimeMs >= newestSource(join(root, 'src'))) return entry;
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   say('compiling src/ to dist/ …');
   try {
@@ -26,6 +29,8 @@ export function ensureBuilt(root, say) {
     // tsc still emits on type errors; only a missing entry point is fatal.
     if (!existsSync(entry)) throw new Error('the build produced no dist/main.js');
     say('the compiler reported errors; using what it emitted');
+    return entry;
   }
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
   return entry;
 }
