@@ -109,11 +109,15 @@ export async function readText(res: Dispatcher.ResponseData, signal?: AbortSigna
 
 /** Reads a JSON body; anything unparsable is a `malformed` failure. */
 export async function readJsonBody(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<unknown> {
-  const text = await readText(res, signal);
+  return parseUpstreamJson(await readText(res, signal), res.statusCode);
+}
+
+/** Parses an upstream answer's text; anything unparsable is a `malformed` failure (retryable). */
+export function parseUpstreamJson(text: string, status: number): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new UpstreamFailure('malformed', 'the upstream answered with malformed JSON', res.statusCode);
+    throw new UpstreamFailure('malformed', 'the upstream answered with malformed JSON', status);
   }
 }
 

@@ -1,4 +1,4 @@
-import { UpstreamFailure } from '../../relay/upstream.js';
+import { UpstreamFailure, parseUpstreamJson } from '../../relay/upstream.js';
 import { approxTokens, inStreamFailure, type ReportedUsage, type StreamTranslator } from '../../formats/chat-stream.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicUsage } from '../../formats/anthropic-types.js';
 import { dataFrame, eventFrame, type SseEvent } from '../../formats/sse.js';
@@ -24,12 +24,7 @@ export function anthropicInputTokens(u: Partial<AnthropicUsage> | undefined): nu
 
 /** Response transform: checks the answer is a message and reads its usage. */
 export function anthropicChatResponse(text: string): ParsedChat<AnthropicMessage> {
-  let body: AnthropicMessage;
-  try {
-    body = JSON.parse(text) as AnthropicMessage;
-  } catch {
-    throw new UpstreamFailure('malformed', 'the upstream answered with malformed JSON', 200);
-  }
+  const body = parseUpstreamJson(text, 200) as AnthropicMessage;
   if (!body || typeof body !== 'object' || body.type !== 'message' || !Array.isArray(body.content)) {
     throw new UpstreamFailure('malformed', 'the upstream answer is not a message', 200);
   }

@@ -1,4 +1,4 @@
-import { UpstreamFailure } from '../../relay/upstream.js';
+import { UpstreamFailure, parseUpstreamJson } from '../../relay/upstream.js';
 import { inStreamFailure, type ReportedUsage, type StreamTranslator } from '../../formats/chat-stream.js';
 import type { OpenAIChatCompletion, OpenAIChatRequest } from '../../formats/openai-types.js';
 import { DONE_FRAME, dataFrame, type SseEvent } from '../../formats/sse.js';
@@ -27,12 +27,7 @@ export function openaiChatRequest(body: OpenAIChatRequest, upstreamModel: string
 
 /** Response transform: checks the answer is a chat completion and reads its usage. */
 export function openaiChatResponse(text: string): ParsedChat<OpenAIChatCompletion> {
-  let body: OpenAIChatCompletion;
-  try {
-    body = JSON.parse(text) as OpenAIChatCompletion;
-  } catch {
-    throw new UpstreamFailure('malformed', 'the upstream answered with malformed JSON', 200);
-  }
+  const body = parseUpstreamJson(text, 200) as OpenAIChatCompletion;
   if (!body || typeof body !== 'object' || !Array.isArray(body.choices)) {
     throw new UpstreamFailure('malformed', 'the upstream answer is not a chat completion', 200);
   }
