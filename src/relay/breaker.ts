@@ -20,10 +20,6 @@ export class CircuitBreaker {
     return true;
   }
 
-  isOpen(now = Date.now()): boolean {
-    return this.consecutive >= this.failures && (now < this.openUntil || this.probing);
-  }
-
   success(): void {
     this.consecutive = 0;
     this.probing = false;
