@@ -24,7 +24,7 @@ import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { registerRateLimits } from './limits/hook.js';
 import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
-import { registerRequestGuards } from './http/request-guards.js';
+import { registerRequestGuards, tooLarge } from './http/request-guards.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import { UsageLedger } from './limits/ledger.js';
 import { Relay } from './relay/relay.js';
@@ -204,7 +204,7 @@ export function toGatewayError(err: unknown): GatewayError {
   if (e && e.validation) return new GatewayError(400, 'invalid_request', `Invalid request: ${e.message}`);
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatewayError(413, 'request_too_large', 'The request body is larger than this gateway accepts.');
+      return tooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new GatewayError(400, 'invalid_request', 'The request body must be JSON (Content-Type: application/json).');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -217,7 +217,7 @@ export function toGatewayError(err: unknown): GatewayError {
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (status >= 400 && status < 500) {
     // Limits enforced by plugins (multipart file and part sizes) say 413 too.
-    if (status === 413) return new GatewayError(413, 'request_too_large', 'The request body is larger than this gateway accepts.');
+    if (status === 413) return tooLarge();
     // Fastify's own 4xx (bad JSON, bad headers, …): keep the status, give a clean message.
     const message = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/i.test(e.message ?? '') ? 'The request body is not valid JSON.' : 'Bad request.';
     return new GatewayError(status, 'invalid_request', message);
