@@ -3,23 +3,11 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './helpers/gateway.js';
+import { eventually } from './helpers/eventually.js';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
 
-function waitFor(predicate: () => boolean, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const t = setInterval(() => {
-      if (predicate()) {
-        clearInterval(t);
-        resolve();
-      } else if (Date.now() > until) {
-        clearInterval(t);
-        reject(new Error('timed out'));
-      }
-    }, 25);
-  });
-}
+const waitFor = (predicate: () => boolean, ms: number) => eventually(predicate, ms, 'the gateway to print its banner');
 
 describe('serve with the embedded default', () => {
   it('prints a key and a curl line that returns the model list, and stops cleanly on SIGTERM', async () => {

@@ -1,5 +1,6 @@
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { startGateway, usageRowsOf, type TestGateway } from './gateway.js';
+import { eventually as poll } from './eventually.js';
 
 /** Chat models of the chat tests: one per native channel format, all served by one simulator. */
 export const CHAT_TEST_MODELS = {
@@ -63,12 +64,7 @@ export async function startChatRig(opts: { channels?: (simUrl: string) => unknow
 
 /** Polls `check` until it returns true or the deadline passes (no fixed sleeps in tests). */
 export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await poll(check, timeoutMs, what);
 }
 
 /** The usage ledger rows of the rig's key, after flushing the ledger's buffer. */

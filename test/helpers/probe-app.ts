@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type Services } from '../../src/app.js';
 import { principalOf } from '../../src/auth/hook.js';
 import { limitModel } from '../../src/limits/hook.js';
+import { eventually } from './eventually.js';
 
 /**
  * A second app on the gateway's services with extra `auth: true` test routes, so the limit hooks
@@ -82,9 +83,5 @@ export async function startProbeApp(services: Services): Promise<ProbeApp> {
 
 /** Polls `check` until it is true; fails after a generous deadline (machines are noisy). */
 export async function until(check: () => boolean | Promise<boolean>, what: string, deadlineMs = 15_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(check, deadlineMs, what, 10);
 }

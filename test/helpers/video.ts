@@ -33,16 +33,7 @@ export async function waitForTask(baseUrl: string, key: string, taskId: string, 
 
 export const isFinished = (r: any) => r.status === 'SUCCESS' || r.status === 'FAILURE';
 
-/** Waits until `check()` returns a truthy value. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
+export { eventually } from './eventually.js';
 
 export async function simVideoStats(simUrl: string): Promise<{ tasks: Record<string, any>; max_inflight_gets: number }> {
   return (await (await fetch(`${simUrl}/__sim/video/stats`)).json()) as any;
