@@ -46,7 +46,7 @@ function microsToUsd(m: number | null): string {
 }
 
 async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
-  const store = await openStore(config.database.url);
+  const store = await openStore(config.database.url, { timeouts: config.database });
   try {
     return await fn(store);
   } finally {
