@@ -18,12 +18,14 @@ import { registerMessagesRoutes } from './routes/messages.js';
 import { registerVideoRoutes } from './routes/video.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
+import { startStableSimulator } from './simulator/stable-address.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { CreditService } from './limits/credit.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { registerRateLimits } from './limits/hook.js';
 import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
+import { validationMessage, type SchemaError } from './http/validation-message.js';
 import { registerRequestGuards, tooLarge } from './http/request-guards.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import { UsageLedger } from './limits/ledger.js';
@@ -61,12 +63,19 @@ export interface ServiceOptions {
   noSimulator?: boolean;
   /** Do not start the video task poller (CLI commands, tests that drive pollers themselves). */
   noPoller?: boolean;
+  /** Keep the embedded simulator's port and URL secret in this file across restarts (serve on SQLite). */
+  simulatorStateFile?: string;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   let simulator: Simulator | null = null;
   if (config.simulator.embedded && !opts.noSimulator) {
-    simulator = await startSimulator({ port: config.simulator.port, videoSeconds: config.simulator.video_seconds, urlTtlS: config.simulator.url_ttl_s });
+    const simOpts = { videoSeconds: config.simulator.video_seconds, urlTtlS: config.simulator.url_ttl_s };
+    // A configured port is kept as given; port 0 keeps the one of the last start when it can.
+    simulator =
+      config.simulator.port === 0 && opts.simulatorStateFile
+        ? await startStableSimulator(opts.simulatorStateFile, simOpts)
+        : await startSimulator({ ...simOpts, port: config.simulator.port });
   }
   // A simulator channel without a base_url points at the in-process simulator.
   for (const ch of config.channels) {
@@ -200,8 +209,8 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
 /** Maps anything thrown in a request to the gateway's status table. */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  const e = err as FastifyError & { validation?: unknown };
-  if (e && e.validation) return new GatewayError(400, 'invalid_request', `Invalid request: ${e.message}`);
+  const e = err as FastifyError & { validation?: SchemaError[]; validationContext?: string };
+  if (e && Array.isArray(e.validation)) return new GatewayError(400, 'invalid_request', `Invalid request: ${validationMessage(e.validationContext ?? 'body', e.validation)}.`);
   switch (e?.code) {
     // The store's DatabaseUnavailableError: a restart, failover, hang or lock; the client may retry.
     case 'database_unavailable':

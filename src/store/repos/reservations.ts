@@ -113,14 +113,19 @@ export class ReservationsRepo {
     return row ? (row.credit_micros === null ? null : Number(row.credit_micros)) : undefined;
   }
 
-  /** Adds to a limited key's balance; false when the key is unknown or unlimited. */
+  /**
+   * Adds to (or, negative, takes from) a limited key's balance; false when the key is unknown or
+   * unlimited, or when a deduction is larger than the balance (a balance never goes below zero).
+   */
   async topUp(keyId: string, amountMicros: number): Promise<boolean> {
-    const r = await this.db
+    const amount = Math.round(amountMicros);
+    let q = this.db
       .updateTable('api_keys')
-      .set({ credit_micros: sql`credit_micros + ${Math.round(amountMicros)}` })
+      .set({ credit_micros: sql`credit_micros + ${amount}` })
       .where('id', '=', keyId)
-      .where('credit_micros', 'is not', null)
-      .executeTakeFirst();
+      .where('credit_micros', 'is not', null);
+    if (amount < 0) q = q.where('credit_micros', '>=', -amount);
+    const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
