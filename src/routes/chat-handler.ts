@@ -8,6 +8,7 @@ import { errors, statusOf } from '../http/errors.js';
 import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
+import { chatFitHint } from '../limits/credit-refusal.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import type { Target } from '../relay/relay.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
@@ -55,7 +56,9 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
     const stream = body.stream === true;
     const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
     const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0));
-    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output));
+    const capField = client === 'openai' && body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+    const fit = chatFitHint(model.config, estimate.input, capField, body[capField] === undefined ? DEFAULT_OUTPUT_CAP : undefined);
+    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
 
     let channel = '';
     const record = (status: number, input: number, output: number, cost: number) => {

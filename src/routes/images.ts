@@ -4,7 +4,7 @@ import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
 import { limitModel } from '../limits/hook.js';
-import { markUsageRecorded } from '../limits/usage-backstop.js';
+import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { failureToGatewayError, type Target } from '../relay/relay.js';
@@ -147,6 +147,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
         try {
           await upload.read(request, async (name, value) => {
             if (name !== 'model' || early || !value) return;
+            noteUsageModel(request, value);
             early = imageModel(services, p, value);
             await limitModel(request, value);
           });
