@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 // run once.
 const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/config-error-messages.test.ts', 'test/quick-start.test.ts'];
 // Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
-const postgresOnly = ['test/multi-instance.test.ts'];
+const postgresOnly = ['test/multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
 
 export default defineConfig({
   test: {

@@ -9,7 +9,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { registerAuth } from './auth/hook.js';
 import { Catalog } from './relay/catalog.js';
 import { redact, registerSecret } from './http/redact.js';
-import { GatewayError, errorBody, familyOf } from './http/errors.js';
+import { GatewayError, errorBody, errors, familyOf } from './http/errors.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerImageRoutes } from './routes/images.js';
@@ -89,7 +89,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   let store: Store;
   try {
-    store = await openStore(config.database.url);
+    store = await openStore(config.database.url, { timeouts: config.database });
   } catch (err) {
     await simulator?.close();
     throw err;
@@ -212,6 +212,9 @@ export function toGatewayError(err: unknown): GatewayError {
   const e = err as FastifyError & { validation?: SchemaError[]; validationContext?: string };
   if (e && Array.isArray(e.validation)) return new GatewayError(400, 'invalid_request', `Invalid request: ${validationMessage(e.validationContext ?? 'body', e.validation)}.`);
   switch (e?.code) {
+    // The store's DatabaseUnavailableError: a restart, failover, hang or lock; the client may retry.
+    case 'database_unavailable':
+      return errors.databaseUnavailable();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return tooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

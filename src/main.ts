@@ -67,7 +67,7 @@ async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeo
       `no database at ${file} (from database.url ${config.database.url}). Run the command where the server runs, or point MEDIAGATE_CONFIG (or DATABASE_URL) at its database; nothing was created.`,
     );
   }
-  const store = await openStore(config.database.url);
+  const store = await openStore(config.database.url, { timeouts: config.database });
   try {
     return await fn(store);
   } finally {

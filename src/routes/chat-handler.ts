@@ -4,7 +4,7 @@ import { principalOf } from '../auth/hook.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/openai-to-anthropic/request.js';
-import { GatewayError, errors } from '../http/errors.js';
+import { errors, statusOf } from '../http/errors.js';
 import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
@@ -109,7 +109,7 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
         reply.raw.destroy();
         return reply;
       }
-      record(err instanceof GatewayError ? err.status : 500, 0, 0, 0);
+      record(statusOf(err), 0, 0, 0);
       throw err;
     } finally {
       reply.raw.off('close', onClose);

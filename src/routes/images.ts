@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
-import { GatewayError, errors } from '../http/errors.js';
+import { GatewayError, errors, statusOf } from '../http/errors.js';
 import { limitModel } from '../limits/hook.js';
 import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
@@ -82,7 +82,7 @@ async function serve(
   } catch (err) {
     await services.credit.release(hold);
     const g = toError(err);
-    row(g instanceof GatewayError ? g.status : 500, 0, 0);
+    row(statusOf(g), 0, 0);
     throw g;
   }
   const images = result.data.length;

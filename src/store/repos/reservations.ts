@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 import { randomBase62 } from '../../auth/keys.js';
 import { GroupCommit } from '../group-commit.js';
+import { retryWhileUnavailable } from '../unavailable.js';
 
 export type CloseResult = { closed: true; chargedMicros: number } | { closed: false };
 
@@ -74,7 +75,12 @@ export class ReservationsRepo {
     return this.close(reservationId, 'released', 0, now);
   }
 
-  private async close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
+  private close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
+    // Guarded by `state = 'held'`, so a repeat after a dropped connection cannot close it twice.
+    return retryWhileUnavailable(() => this.closeOnce(reservationId, state, charge, now));
+  }
+
+  private async closeOnce(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
     return this.transact(async (trx): Promise<CloseResult> => {
       // Claim the transition first: the guarded UPDATE lets exactly one closer through, and every
       // closer locks the reservation row before the key row, so two closers never deadlock.
