@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadConfig, ConfigError } from './config/loader.js';
 import type { Config } from './config/schema.js';
-import { openStore } from './store/db.js';
+import { openStore, parseDatabaseUrl } from './store/db.js';
+import { acquireInstanceLock, InstanceLockError } from './store/instance-lock.js';
 import { KeysRepo, keyModels } from './store/repos/keys.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo, type UsageTotal } from './store/repos/usage.js';
 import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
-import { buildApp, createServices, GatewayConfigError } from './app.js';
+import { buildApp } from './app.js';
+import { createServices, GatewayConfigError } from './services.js';
 import { startSimulator } from './simulator/server.js';
 import { startCluster } from './cluster/index.js';
 import { publishOnce } from './cluster/bus.js';
@@ -18,11 +21,13 @@ Usage:
   mediagate keys create --name NAME [--models a,b] [--expires ISO-8601] [--rpm N] [--concurrency N] [--credit USD] [--json]
   mediagate keys list [--json]
   mediagate keys revoke ID
-  mediagate keys credit ID +USD
+  mediagate keys create … --allow-duplicate-name   another active key may already carry NAME
+  mediagate keys credit ID +USD | -USD        add to (or take from) a key's balance
   mediagate simulate [--port N] [--host H] [--video-seconds S]
   mediagate usage [--key ID] [--since ISO-8601] [--json]   totals per key and model from the usage ledger
   mediagate reload                           every instance re-reads its config file (needs redis.url; else kill -HUP <pid>)
   mediagate migrate
+  mediagate --version
 `;
 
 class UsageError extends Error {}
@@ -45,8 +50,25 @@ function microsToUsd(m: number | null): string {
   return m === null ? 'unlimited' : `$${(m / 1_000_000).toFixed(6)}`;
 }
 
-async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
-  const store = await openStore(config.database.url);
+/** The SQLite file of a config, or null for PostgreSQL and in-memory databases. */
+function sqliteFile(config: Config): string | null {
+  const { dialect, target } = parseDatabaseUrl(config.database.url);
+  return dialect === 'sqlite' && target !== ':memory:' ? target : null;
+}
+
+/**
+ * Opens the store for one command. Commands that only read or change existing rows pass
+ * `mustExist`: run from the wrong directory, they would otherwise create (and report on) a fresh,
+ * empty database instead of the one the server uses.
+ */
+async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>, opts: { mustExist?: boolean } = {}): Promise<T> {
+  const file = sqliteFile(config);
+  if (opts.mustExist && file && !existsSync(file)) {
+    throw new CommandError(
+      `no database at ${file} (from database.url ${config.database.url}). Run the command where the server runs, or point MEDIAGATE_CONFIG (or DATABASE_URL) at its database; nothing was created.`,
+    );
+  }
+  const store = await openStore(config.database.url, { timeouts: config.database });
   try {
     return await fn(store);
   } finally {
@@ -67,6 +89,7 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
         concurrency: { type: 'string' },
         credit: { type: 'string' },
         json: { type: 'boolean', default: false },
+        'allow-duplicate-name': { type: 'boolean', default: false },
       },
       strict: true,
     });
@@ -85,8 +108,19 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
     const models = values.models ? values.models.split(',').map((s) => s.trim()).filter(Boolean) : null;
     for (const m of models ?? []) if (!config.models[m]) throw new UsageError(`--models: "${m}" is not a configured model`);
     const key = generateApiKey();
-    const row = await withStore(config, (s) =>
-      new KeysRepo(s.db).create({
+    const row = await withStore(config, async (s) => {
+      const repo = new KeysRepo(s.db);
+      // Names are how operators tell keys apart in `keys list` and `usage`; two active keys of one
+      // name are almost always a mistake (a script run twice), so it takes an explicit flag.
+      if (!values['allow-duplicate-name']) {
+        const same = (await repo.list()).filter((k) => k.name === values.name && k.revoked_at === null);
+        if (same.length) {
+          throw new CommandError(
+            `an active key named "${values.name}" exists already (${same.map((k) => k.id).join(', ')}); choose another name, revoke it, or pass --allow-duplicate-name`,
+          );
+        }
+      }
+      return repo.create({
         name: values.name!,
         keyHash: hashApiKey(key),
         keyPrefix: displayPrefix(key),
@@ -95,8 +129,8 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
         concurrency: parseNonNegInt('concurrency', values.concurrency) ?? config.limits.key_concurrency,
         creditMicros,
         expiresAt,
-      }),
-    );
+      });
+    });
     if (values.json) out(JSON.stringify({ id: row.id, name: row.name, key }));
     else {
       out(`Created key ${row.id} (${row.name}). It is shown only this once:`);
@@ -106,7 +140,7 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
   }
   if (sub === 'list') {
     const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
-    const rows = await withStore(config, (s) => new KeysRepo(s.db).list());
+    const rows = await withStore(config, (s) => new KeysRepo(s.db).list(), { mustExist: true });
     const view = rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -132,23 +166,32 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
   if (sub === 'revoke') {
     const id = rest[0];
     if (!id) throw new UsageError('keys revoke needs a key id (see mediagate keys list)');
-    const ok = await withStore(config, (s) => new KeysRepo(s.db).revoke(id));
+    const ok = await withStore(config, (s) => new KeysRepo(s.db).revoke(id), { mustExist: true });
     if (!ok) throw new UsageError(`no active key with id ${id}`);
     out(`Revoked ${id}.`);
     return tellInstances(config, 'keys', { key_id: id });
   }
   if (sub === 'credit') {
-    const [id, amount] = rest;
-    if (!id || !amount || !/^\+?\d+(\.\d+)?$/.test(amount)) throw new UsageError('keys credit needs a key id and an amount in USD, e.g. keys credit key_abc +10');
-    const micros = usdToMicros(Number(amount.replace('+', '')));
-    const balance = await withStore(config, async (s) => {
-      const repo = new ReservationsRepo(s.db);
-      const before = await repo.balance(id);
-      if (before === undefined) throw new UsageError(`no key with id ${id}`);
-      if (before === null) throw new UsageError(`key ${id} has unlimited credit; nothing to top up`);
-      await repo.topUp(id, micros);
-      return repo.balance(id);
-    });
+    // Read positionally, not by parseArgs: "-5" after the id is an amount, not an option.
+    const [id, amount, ...extra] = rest;
+    if (!id || !amount || extra.length || !/^[+-]?\d+(\.\d+)?$/.test(amount)) {
+      throw new UsageError('keys credit needs a key id and an amount in USD, e.g. keys credit key_abc +10 (or -2.5 to take credit away)');
+    }
+    const micros = usdToMicros(Number(amount));
+    if (micros === 0) throw new UsageError('keys credit: the amount must not be zero');
+    const balance = await withStore(
+      config,
+      async (s) => {
+        const repo = new ReservationsRepo(s.db);
+        const before = await repo.balance(id);
+        if (before === undefined) throw new UsageError(`no key with id ${id}`);
+        if (before === null) throw new UsageError(`key ${id} has unlimited credit; nothing to change`);
+        // A balance never goes below zero: a deduction larger than what is left is refused whole.
+        if (!(await repo.topUp(id, micros))) throw new CommandError(`key ${id} has ${microsToUsd(before)} left; cannot take ${microsToUsd(-micros)}`);
+        return repo.balance(id);
+      },
+      { mustExist: true },
+    );
     return out(`Credit of ${id} is now ${microsToUsd(balance ?? null)}.`);
   }
   throw new UsageError(`unknown keys command "${sub ?? ''}"`);
@@ -170,6 +213,9 @@ async function tellInstances(config: Config, event: 'keys' | 'reload', extra: Re
 
 class CommandFailed extends Error {}
 
+/** A command that cannot do what was asked (status 1), with a message saying why; no usage text. */
+class CommandError extends Error {}
+
 async function usageCommand(config: Config, argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -181,7 +227,7 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
     sinceMs = Date.parse(values.since);
     if (!Number.isFinite(sinceMs)) throw new UsageError(`--since must be an ISO-8601 time, got "${values.since}"`);
   }
-  const rows = await withStore(config, (s) => new UsageRepo(s.db).totals({ keyId: values.key, sinceMs }));
+  const rows = await withStore(config, (s) => new UsageRepo(s.db).totals({ keyId: values.key, sinceMs }), { mustExist: true });
   const total = rows.reduce(
     (t, r) => ({ requests: t.requests + r.requests, input_units: t.input_units + r.input_units, output_units: t.output_units + r.output_units, cost_micros: t.cost_micros + r.cost_micros }),
     { requests: 0, input_units: 0, output_units: 0, cost_micros: 0 },
@@ -208,7 +254,15 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
 }
 
 async function serve(config: Config, source: string): Promise<void> {
-  const services = await createServices(config);
+  const file = sqliteFile(config);
+  const lock = file ? acquireInstanceLock(file) : null;
+  let services;
+  try {
+    services = await createServices(config, { simulatorStateFile: file ? `${file}.simulator.json` : undefined });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const app = buildApp(services);
   const candidate = generateApiKey();
   const created = await services.keys.createFirst({ name: 'default', keyHash: hashApiKey(candidate), keyPrefix: displayPrefix(candidate) }, services.store.dialect);
@@ -220,9 +274,9 @@ async function serve(config: Config, source: string): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    out(`mediagate: ${signal}: shutting down (no new connections, finishing in-flight requests)`);
     const timer = setTimeout(() => {
-      app.log.warn('shutdown grace elapsed; exiting');
+      out('mediagate: shutdown grace elapsed; exiting');
       process.exit(1);
     }, config.server.shutdown_grace_s * 1000);
     timer.unref();
@@ -242,7 +296,11 @@ async function serve(config: Config, source: string): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.ready();
-  const address = await app.listen({ host: config.server.host, port: config.server.port });
+  // The banner below is the start-up message; Fastify's own "Server listening at" JSON log line
+  // would say the same a second time in another format (docs/deployment.md, "Output").
+  const level = app.log.level;
+  app.log.level = 'warn';
+  const address = await app.listen({ host: config.server.host, port: config.server.port }).finally(() => (app.log.level = level));
   out(`mediagate listening on ${address} (config: ${source}; database: ${services.store.dialect}${services.simulator ? `; simulator: ${services.simulator.url}` : ''})`);
   if (firstKey) {
     const base = address.replace('://0.0.0.0', '://127.0.0.1').replace('://[::]', '://127.0.0.1');
@@ -269,11 +327,20 @@ async function simulate(argv: string[]): Promise<void> {
   process.on('SIGINT', stop);
 }
 
+/** package.json's version; this file runs as src/main.ts (tests) or dist/main.js, both one level down. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd = 'serve', ...rest] = argv;
   try {
     if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
       process.stdout.write(USAGE);
+      return 0;
+    }
+    if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
+      out(`mediagate ${packageVersion()}`);
       return 0;
     }
     if (cmd === 'simulate') {
@@ -310,6 +377,10 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (err instanceof CommandFailed) return 1;
+    if (err instanceof CommandError || err instanceof InstanceLockError) {
+      process.stderr.write(`mediagate: ${err.message}\n`);
+      return 1;
+    }
     if (err instanceof UsageError) {
       process.stderr.write(`mediagate: ${err.message}\n\n${USAGE}`);
       return 2;

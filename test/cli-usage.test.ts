@@ -87,6 +87,7 @@ describe('mediagate usage and key limits (CLI)', () => {
     const refused = run('keys', 'credit', unlimited.id, '+1');
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('unlimited');
-    expect(run('keys', 'credit', id, '-1').status).toBe(2);
+    expect(run('keys', 'credit', id, 'ten').status).toBe(2);
+    expect(run('keys', 'credit', id, '0').status).toBe(2);
   });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
@@ -13,23 +14,50 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Replaces `${VAR}` and `${VAR:-fallback}` inside every string value of the parsed file. */
-export function interpolate(value: unknown, env: Env, path = ''): unknown {
+/**
+ * Replaces `${VAR}` and `${VAR:-fallback}` inside every string value of the parsed file. An unset
+ * variable without a fallback is an error naming the file, the field and the variable.
+ */
+export function interpolate(value: unknown, env: Env, path = '', source = 'config'): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
       const v = env[name];
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback;
-      throw new ConfigError(`config: ${path || '(root)'}: environment variable ${name} is not set`);
+      throw new ConfigError(`${source}: ${path || '(root)'}: environment variable ${name} is not set (set it, or write \${${name}:-default} for a fallback)`);
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, `${path}[${i}]`));
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, `${path}[${i}]`, source));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, path ? `${path}.${k}` : k);
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, path ? `${path}.${k}` : k, source);
     return out;
   }
   return value;
+}
+
+/**
+ * A relative `sqlite:` path in a config file is relative to that file, so the server and every CLI
+ * command reach the same database whatever directory they run in (docs/configuration.md).
+ */
+function anchorSqlitePath(raw: Record<string, unknown>, configPath: string): void {
+  const db = raw.database as Record<string, unknown> | undefined;
+  const url = db?.url;
+  if (typeof url !== 'string' || !url.startsWith('sqlite:')) return;
+  const target = url.slice('sqlite:'.length).replace(/^\/\//, '');
+  if (!target || target === ':memory:' || isAbsolute(target)) return;
+  db!.url = `sqlite:${resolve(dirname(resolve(configPath)), target)}`;
+}
+
+/** Why a value failed its schema: a union of literals lists what it may be. */
+function schemaMessage(error: { message: string; schema: unknown; value: unknown }): string {
+  if (error.message.startsWith('Unexpected property')) return 'unknown field';
+  const anyOf = (error.schema as { anyOf?: Array<{ const?: unknown }> } | undefined)?.anyOf;
+  if (anyOf && anyOf.length && anyOf.every((s) => s.const !== undefined)) {
+    const got = error.value === undefined ? 'nothing' : JSON.stringify(error.value);
+    return `must be one of ${anyOf.map((s) => String(s.const)).join(', ')} (got ${got})`;
+  }
+  return error.message;
 }
 
 function pointerToPath(pointer: string): string {
@@ -66,8 +94,7 @@ export function validateConfig(raw: unknown, source = 'config'): Config {
   const first = Value.Errors(ConfigSchema, withDefaults).First();
   if (first) {
     const field = pointerToPath(first.path) || '(root)';
-    const extra = first.message.startsWith('Unexpected property') ? 'unknown field' : first.message;
-    throw new ConfigError(`${source}: ${field}: ${extra}`);
+    throw new ConfigError(`${source}: ${field}: ${schemaMessage(first)}`);
   }
   const config = withDefaults as Config;
   checkCrossReferences(config, source);
@@ -115,10 +142,12 @@ export function loadConfig(env: Env = process.env, path = env.MEDIAGATE_CONFIG):
     try {
       parsed = parseYaml(text) ?? {};
     } catch (err) {
-      throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+      // The parser's message names the line and column and quotes the line with a caret: keep all of it.
+      throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message.trimEnd()}`);
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path}: the file must hold a YAML mapping`);
-    raw = interpolate(parsed, env) as Record<string, unknown>;
+    raw = interpolate(parsed, env, '', path) as Record<string, unknown>;
+    anchorSqlitePath(raw, path);
     source = path;
   } else {
     raw = embeddedDefault(env) as Record<string, unknown>;

@@ -81,7 +81,16 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     database: Type.Object(
-      { url: Type.String({ minLength: 1, default: 'sqlite:./data/mediagate.db' }) },
+      {
+        url: Type.String({ minLength: 1, default: 'sqlite:./data/mediagate.db' }),
+        // PostgreSQL: opening a connection, one statement (server side), one query's answer (client
+        // side). A timeout marks the database down: requests answer 503 at once until a probe answers.
+        connect_timeout_ms: Int({ minimum: 100, default: 3000 }),
+        statement_timeout_ms: Int({ minimum: 100, default: 5000 }),
+        query_timeout_ms: Int({ minimum: 100, default: 6000 }),
+        // SQLite: how long a write waits for a lock held by another process before answering 503.
+        busy_timeout_ms: Int({ minimum: 0, maximum: 60000, default: 1000 }),
+      },
       { additionalProperties: false, default: {} },
     ),
     redis: Type.Object(

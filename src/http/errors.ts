@@ -81,4 +81,16 @@ export const errors = {
   noAvailableChannel: (model: string) => new GatewayError(503, 'no_available_channel', `No healthy upstream channel serves the model "${model}" right now.`),
   upstreamError: (message = 'The upstream provider failed.') => new GatewayError(502, 'upstream_error', message),
   upstreamTimeout: (message = 'The upstream provider did not answer in time.') => new GatewayError(504, 'upstream_timeout', message),
+  databaseUnavailable: () =>
+    new GatewayError(503, 'database_unavailable', "The gateway's database is not answering right now; retry in a moment.", { 'retry-after': '1' }),
 };
+
+/**
+ * The HTTP status an error thrown in a request stands for: a GatewayError's own, the `statusCode`
+ * of errors that carry one (Fastify's, the store's DatabaseUnavailableError), else 500.
+ */
+export function statusOf(err: unknown): number {
+  if (err instanceof GatewayError) return err.status;
+  const s = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof s === 'number' && s >= 400 && s <= 599 ? s : 500;
+}

@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
+import { creditRefusal, type FitHint } from './credit-refusal.js';
 
 /** Money held for one request or task; `reservationId` is null for a key with unlimited credit. */
 export interface Hold {
@@ -17,14 +18,15 @@ export interface Hold {
 export class CreditService {
   constructor(private readonly repo: ReservationsRepo) {}
 
-  async reserve(p: Principal, amountMicros: number): Promise<Hold> {
+  /** `fit` says how the request could fit a positive balance that is too small (see credit-refusal.ts). */
+  async reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
     // A NaN estimate (a pricing bug) holds nothing, the settle still charges; an amount beyond
     // exact integers can never be covered.
     const amount = Number.isNaN(amountMicros) ? 0 : Math.max(0, Math.ceil(amountMicros));
     if (amount > Number.MAX_SAFE_INTEGER && p.limitedCredit) throw errors.insufficientQuota();
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
     const id = await this.repo.reserve(p.keyId, amount);
-    if (!id) throw errors.insufficientQuota();
+    if (!id) throw creditRefusal(amount, (await this.repo.balance(p.keyId)) ?? 0, fit);
     return { keyId: p.keyId, reservationId: id, amountMicros: amount };
   }
 

@@ -1,4 +1,9 @@
 import type { UsageEntry, UsageRepo } from '../store/repos/usage.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
+
+/** Rows kept for a retry while the database is unreachable; beyond this the oldest are reported lost. */
+const MAX_PENDING = 100_000;
+const RETRY_MS = 1000;
 
 /**
  * The usage ledger: one row per request, written off the request path. Entries are buffered
@@ -38,6 +43,8 @@ export class UsageLedger {
       try {
         await this.repo.insertMany(batch);
       } catch (err) {
+        // A database restart or failover: keep the rows and write them when it answers again.
+        if (isDatabaseUnavailable(err)) return this.retryLater(batch, err);
         if (batch.length === 1) return this.onError(err);
         // One bad row must not lose its whole batch: write the rows one by one, report each failure.
         for (const row of batch) await this.repo.insertMany([row]).catch(this.onError);
@@ -48,6 +55,19 @@ export class UsageLedger {
 
   close(): Promise<void> {
     return this.flush();
+  }
+
+  private retryLater(batch: UsageEntry[], err: unknown): void {
+    this.buffer = batch.concat(this.buffer);
+    const over = this.buffer.length - MAX_PENDING;
+    if (over > 0) {
+      this.buffer.splice(0, over);
+      this.onError(new Error(`${over} usage rows dropped: the database stayed unreachable (${(err as Error).message})`));
+    }
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), RETRY_MS);
+      this.timer.unref();
+    }
   }
 }
 

@@ -5,6 +5,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A usage row for this request was written (or its route has taken charge of writing it). */
     usageRecorded: boolean;
+    /** The model a body that is not JSON named (a multipart `model` field), for the refusal row. */
+    usageModel: string;
   }
 }
 
@@ -16,6 +18,14 @@ export const LEDGER_ENDPOINTS: Record<string, string> = {
   '/v1/images/edits': 'images.edits',
   '/v1/video/generations': 'video',
 };
+
+/**
+ * Called by routes whose body the hook cannot read (multipart) as soon as the request names its
+ * model, so a refusal that follows (a non-image file) is recorded under that model.
+ */
+export function noteUsageModel(request: FastifyRequest, model: string): void {
+  request.usageModel = model.slice(0, 200);
+}
 
 /** Called wherever a request's usage row is written. */
 export function markUsageRecorded(request: FastifyRequest): void {
@@ -30,6 +40,7 @@ export function markUsageRecorded(request: FastifyRequest): void {
  */
 export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLedger, 'record'>): void {
   app.decorateRequest('usageRecorded', false);
+  app.decorateRequest('usageModel', '');
   app.addHook('onResponse', (request, reply, done) => {
     if (reply.statusCode >= 400 && request.principal && !request.usageRecorded) {
       const endpoint = LEDGER_ENDPOINTS[request.routeOptions.url ?? ''];
@@ -37,7 +48,7 @@ export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLe
         const body = request.body as { model?: unknown } | null | undefined;
         ledger.record({
           key_id: request.principal.keyId,
-          model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : '',
+          model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : request.usageModel,
           channel: '',
           endpoint,
           status: reply.statusCode,

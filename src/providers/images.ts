@@ -1,7 +1,7 @@
 import type { ChannelConfig } from '../config/schema.js';
 import type { ImageType } from '../http/image-type.js';
-import type { Target } from '../relay/relay.js';
-import type { UpstreamClient } from '../relay/upstream.js';
+import type { Target } from '../upstream/target.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { openaiImages } from './openai/images.js';
 import { arkImages } from './ark/images.js';
 
@@ -57,10 +57,26 @@ export interface ImagesAdapter {
   edit(call: ImagesCall, target: Target, input: EditInput): Promise<ImagesResult>;
 }
 
-/** The simulator speaks OpenAI's wire format under /v1 of its origin. */
+/**
+ * The simulator plays the provider a model belongs to: Seedream models (`doubao-seedream-*`, after
+ * the channel's model_map) through its Ark images route at its origin, so they behave as Seedream
+ * does (a mask is refused, moderation markers apply, no seed means a new picture); every other
+ * model through OpenAI's wire format under /v1.
+ */
+function simulatorAdapter(target: Target): { adapter: ImagesAdapter; target: Target } {
+  if (/^doubao-seedream-/.test(target.upstreamModel)) return { adapter: arkImages, target };
+  return { adapter: openaiImages, target: { ...target, baseUrl: `${target.baseUrl}/v1` } };
+}
+
 const simulatorImages: ImagesAdapter = {
-  generate: (call, target, params) => openaiImages.generate(call, { ...target, baseUrl: `${target.baseUrl}/v1` }, params),
-  edit: (call, target, input) => openaiImages.edit(call, { ...target, baseUrl: `${target.baseUrl}/v1` }, input),
+  generate(call, target, params) {
+    const to = simulatorAdapter(target);
+    return to.adapter.generate(call, to.target, params);
+  },
+  edit(call, target, input) {
+    const to = simulatorAdapter(target);
+    return to.adapter.edit(call, to.target, input);
+  },
 };
 
 const ADAPTERS: Partial<Record<ChannelConfig['type'], ImagesAdapter>> = {

@@ -1,17 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../app.js';
+import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/openai-to-anthropic/request.js';
-import { GatewayError, errors } from '../http/errors.js';
+import { errors, statusOf } from '../http/errors.js';
 import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
+import { chatFitHint } from '../limits/credit-refusal.js';
 import type { CatalogModel } from '../relay/catalog.js';
-import type { Target } from '../relay/relay.js';
+import type { Target } from '../upstream/target.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
-import { UpstreamFailure } from '../relay/upstream.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 import { CLIENT_CLOSED, pipeChatStream } from './chat-stream.js';
 
 // The flow both chat endpoints share: model → credit hold → relay (with fallback) → answer in the
@@ -55,7 +56,9 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
     const stream = body.stream === true;
     const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
     const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0));
-    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output));
+    const capField = client === 'openai' && body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+    const fit = chatFitHint(model.config, estimate.input, capField, body[capField] === undefined ? DEFAULT_OUTPUT_CAP : undefined);
+    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
 
     let channel = '';
     const record = (status: number, input: number, output: number, cost: number) => {
@@ -106,7 +109,7 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
         reply.raw.destroy();
         return reply;
       }
-      record(err instanceof GatewayError ? err.status : 500, 0, 0, 0);
+      record(statusOf(err), 0, 0, 0);
       throw err;
     } finally {
       reply.raw.off('close', onClose);

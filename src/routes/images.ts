@@ -2,15 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
-import { GatewayError, errors } from '../http/errors.js';
+import { GatewayError, errors, statusOf } from '../http/errors.js';
 import { limitModel } from '../limits/hook.js';
-import { markUsageRecorded } from '../limits/usage-backstop.js';
+import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
-import { failureToGatewayError, type Target } from '../relay/relay.js';
-import { UpstreamFailure } from '../relay/upstream.js';
+import { failureToGatewayError } from '../relay/relay.js';
+import type { Target } from '../upstream/target.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 import { imagesAdapterFor, type ImageParams, type ImagesAdapter, type ImagesCall, type ImagesResult } from '../providers/images.js';
-import type { Services } from '../app.js';
+import type { Services } from '../services.js';
 import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
 
@@ -82,7 +83,7 @@ async function serve(
   } catch (err) {
     await services.credit.release(hold);
     const g = toError(err);
-    row(g instanceof GatewayError ? g.status : 500, 0, 0);
+    row(statusOf(g), 0, 0);
     throw g;
   }
   const images = result.data.length;
@@ -147,6 +148,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
         try {
           await upload.read(request, async (name, value) => {
             if (name !== 'model' || early || !value) return;
+            noteUsageModel(request, value);
             early = imageModel(services, p, value);
             await limitModel(request, value);
           });

@@ -42,7 +42,7 @@ interface SimVideoTask {
 
 interface ArkVideoPart {
   tasks: Map<string, SimVideoTask>;
-  /** Signs download URLs; new per simulator, so URLs of another simulator never verify. */
+  /** Signs download URLs: the simulator's signing secret, else new per simulator. */
   secret: Buffer;
   /** Extra time a task read takes (POST /__sim/video/config), to observe polling concurrency. */
   getDelayMs: number;
@@ -58,7 +58,7 @@ const FILE_PATH = /^\/__sim\/video\/files\/(cgt-[0-9]{14}-[0-9a-z]{5})\.mp4$/;
 function part(state: SimState): ArkVideoPart {
   let p = state.parts.get('ark.video') as ArkVideoPart | undefined;
   if (!p) {
-    p = { tasks: new Map(), secret: randomBytes(32), getDelayMs: 0, inflightGets: 0, maxInflightGets: 0 };
+    p = { tasks: new Map(), secret: state.options.signingSecret ?? randomBytes(32), getDelayMs: 0, inflightGets: 0, maxInflightGets: 0 };
     state.parts.set('ark.video', p);
   }
   return p;
@@ -257,7 +257,9 @@ function serveVideo(ctx: SimContext): void {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(date);
   const signedAt = m ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) : NaN;
   if (!Number.isFinite(signedAt) || Date.now() >= signedAt + Number(expires) * 1000) return deny('Request has expired.');
-  if (!part(ctx.state).tasks.has(id)) return sendJson(ctx.res, 404, { Code: 'NoSuchKey', Message: 'The specified key does not exist.' });
+  // A valid signature proves this simulator (or its predecessor, holding the same secret) minted the
+  // URL for a finished task, so the file is served even when the task is from before a restart.
+  if (!id) return sendJson(ctx.res, 404, { Code: 'NoSuchKey', Message: 'The specified key does not exist.' });
   sendSampleVideo(ctx);
 }
 

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { sampleVideo } from './mp4.js';
-import { newId, outcomeOf, ossSignedUrl, partState, phaseAt, type SimOutcome, serveSignedVideo } from './video-common.js';
+import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's MiniMax Hailuo part, in MiniMax's wire format:
 //   POST /v1/video_generation                  → {task_id, base_resp:{status_code:0, status_msg:"success"}}
@@ -50,12 +49,12 @@ interface HailuoTask {
 
 interface HailuoPart {
   tasks: Map<string, HailuoTask>;
-  /** File id → task id. */
-  files: Map<string, string>;
-  secret: Buffer;
 }
 
-const part = (state: SimState): HailuoPart => partState(state, 'minimax.video', () => ({ tasks: new Map(), files: new Map(), secret: randomBytes(32) }));
+const part = (state: SimState): HailuoPart => partState(state, 'minimax.video', () => ({ tasks: new Map() }));
+/** A file id is the task id sealed with the signing secret (digits only), so files outlive a restart. */
+const fileIdOf = (state: SimState, taskId: string) => sealId(videoSecret(state), taskId, 4, '0123456789');
+const taskOfFile = (state: SimState, fileId: string) => openId(videoSecret(state), fileId, 4, '0123456789');
 
 const baseResp = (status_code: number, status_msg: string) => ({ base_resp: { status_code, status_msg } });
 
@@ -117,10 +116,7 @@ function authenticate(ctx: SimContext): boolean {
   return false;
 }
 
-function serveFile(ctx: SimContext): void {
-  const p = part(ctx.state);
-  serveSignedVideo(ctx, p.secret, FILE, (id) => p.files.has(id));
-}
+const serveFile = (ctx: SimContext) => serveSignedVideo(ctx, videoSecret(ctx.state), FILE, (id) => taskOfFile(ctx.state, id) !== undefined);
 
 export function hailuoVideoRoutes(): SimRoute[] {
   return [
@@ -136,9 +132,7 @@ export function hailuoVideoRoutes(): SimRoute[] {
         if (!parsed) return;
         const p = part(ctx.state);
         const id = newId(p.tasks, 15);
-        const fileId = newId(p.files, 15);
-        p.tasks.set(id, { id, fileId, ...parsed });
-        p.files.set(fileId, id);
+        p.tasks.set(id, { id, fileId: fileIdOf(ctx.state, id), ...parsed });
         sendJson(ctx.res, 200, { task_id: id, ...baseResp(0, 'success') });
       },
     },
@@ -164,21 +158,22 @@ export function hailuoVideoRoutes(): SimRoute[] {
       authenticate,
       errorBody: errorFor,
       handle(ctx) {
-        const p = part(ctx.state);
         const fileId = ctx.url.searchParams.get('file_id') ?? '';
-        const taskId = p.files.get(fileId);
-        const t = taskId ? p.tasks.get(taskId) : undefined;
+        const taskId = taskOfFile(ctx.state, fileId);
+        const t = taskId ? part(ctx.state).tasks.get(taskId) : undefined;
         const now = Date.now();
-        if (!t || queryObject(ctx.state, t, now).status !== 'Success') return void refuse(ctx, 2013, 'invalid params, file_id not found');
+        // A task forgotten by a restart still has its file; a known one only once it succeeded.
+        if (!taskId || (t && queryObject(ctx.state, t, now).status !== 'Success')) return void refuse(ctx, 2013, 'invalid params, file_id not found');
+        const createdMs = t ? t.createdMs + ctx.state.options.videoSeconds * 1000 : now;
         const ttl = Math.min(DOWNLOAD_TTL_S, ctx.state.options.urlTtlS);
         sendJson(ctx.res, 200, {
           file: {
             file_id: Number(fileId),
             bytes: sampleVideo().length,
-            created_at: Math.floor((t.createdMs + ctx.state.options.videoSeconds * 1000) / 1000),
+            created_at: Math.floor(createdMs / 1000),
             filename: 'output_aigc.mp4',
             purpose: 'video_generation',
-            download_url: ossSignedUrl(ctx.state, p.secret, `/__sim/minimax/files/${fileId}.mp4`, ttl, now),
+            download_url: ossSignedUrl(ctx.state, videoSecret(ctx.state), `/__sim/minimax/files/${fileId}.mp4`, ttl, now),
           },
           ...baseResp(0, 'success'),
         });

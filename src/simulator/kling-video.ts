@@ -1,6 +1,6 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, outcomeOf, partState, phaseAt, sendSampleVideo, type SimOutcome } from './video-common.js';
+import { newId, outcomeOf, partState, phaseAt, sealId, sendSampleVideo, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Kling part, in Kling's wire format:
 //   POST /v1/videos/text2video | /v1/videos/image2video  → {code:0, message, request_id, data:{task_id, task_status, …}}
@@ -24,7 +24,7 @@ export const KLING_MODELS: Record<string, { text: boolean; tail: boolean; sound:
 };
 const RATIOS = ['16:9', '9:16', '1:1'];
 type Kind = 'text2video' | 'image2video';
-const FILE = /^\/__sim\/kling\/videos\/([0-9]+)\/([0-9a-f-]+)\.mp4$/;
+const FILE = /^\/__sim\/kling\/videos\/([0-9]+)\/([0-9a-f]{32})\.mp4$/;
 
 interface KlingTask {
   id: string;
@@ -173,10 +173,12 @@ function errorFor(status: number, message: string): unknown {
   return klingError(1200, message);
 }
 
+/** A video's id is its task id sealed with the signing secret: CDN links outlive a restart. */
+const videoIdOf = (state: SimState, taskId: string) => sealId(videoSecret(state), taskId, 32, '0123456789abcdef').slice(taskId.length);
+
 function serveFile(ctx: SimContext): void {
   const [, taskId, videoId] = FILE.exec(ctx.url.pathname) ?? [];
-  const t = part(ctx.state).tasks.get(taskId ?? '');
-  if (!t || t.videoId !== videoId) return sendJson(ctx.res, 404, { message: 'Not Found' });
+  if (!taskId || videoIdOf(ctx.state, taskId) !== videoId) return sendJson(ctx.res, 404, { message: 'Not Found' });
   sendSampleVideo(ctx);
 }
 
@@ -195,8 +197,7 @@ export function klingVideoRoutes(): SimRoute[] {
         if (!parsed) return;
         const p = part(ctx.state);
         const id = newId(p.tasks, 18);
-        const videoId = randomUUID();
-        const t: KlingTask = { id, videoId, ...parsed };
+        const t: KlingTask = { id, videoId: videoIdOf(ctx.state, id), ...parsed };
         p.tasks.set(id, t);
         const data = taskData(ctx.state, t, t.createdMs);
         delete data.task_status_msg;

@@ -39,6 +39,11 @@ export interface SimOptions {
   urlTtlS: number;
   /** Require an Authorization / x-api-key header on API routes (true by default). */
   requireAuth: boolean;
+  /**
+   * Signs result URLs. Random per simulator unless given: the embedded simulator keeps one across
+   * restarts (with its port), so URLs handed out before a restart still download.
+   */
+  signingSecret?: Buffer;
 }
 
 export interface SimRoute {

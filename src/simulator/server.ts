@@ -80,7 +80,7 @@ export async function startSimulator(
     disconnects: new Map(),
     open: 0,
     baseUrl: '',
-    options: { videoSeconds: opts.videoSeconds ?? 10, urlTtlS: opts.urlTtlS ?? 86400, requireAuth: opts.requireAuth ?? true },
+    options: { videoSeconds: opts.videoSeconds ?? 10, urlTtlS: opts.urlTtlS ?? 86400, requireAuth: opts.requireAuth ?? true, signingSecret: opts.signingSecret },
     parts: new Map(),
   };
 

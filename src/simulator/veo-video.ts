@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, ossSignedUrl, outcomeOf, partState, phaseAt, type SimOutcome, serveSignedVideo } from './video-common.js';
+import { newId, openId, ossSignedUrl, outcomeOf, partState, phaseAt, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Google Veo part, in the Gemini API's wire format:
 //   POST /v1beta/models/{model}:predictLongRunning  {instances:[{prompt, image?, lastFrame?, referenceImages?}], parameters}
@@ -40,12 +39,13 @@ interface VeoOperation {
 
 interface VeoPart {
   operations: Map<string, VeoOperation>;
-  /** File id → operation id, for downloads. */
-  files: Map<string, string>;
-  secret: Buffer;
 }
 
-const part = (state: SimState): VeoPart => partState(state, 'veo.video', () => ({ operations: new Map(), files: new Map(), secret: randomBytes(32) }));
+const part = (state: SimState): VeoPart => partState(state, 'veo.video', () => ({ operations: new Map() }));
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/** A file id is the operation id sealed with the signing secret, so files outlive a restart. */
+const fileIdOf = (state: SimState, opId: string) => sealId(videoSecret(state), opId, 8, ID_ALPHABET);
+const isFileId = (state: SimState, fileId: string) => openId(videoSecret(state), fileId, 8, ID_ALPHABET) !== undefined;
 
 /** A google.rpc.Status error body, as the Gemini API answers every failed call. */
 export function googleError(code: number, message: string, status?: string): unknown {
@@ -172,8 +172,7 @@ function errorFor(status: number, message: string): unknown {
 }
 
 function serveBlob(ctx: SimContext): void {
-  const p = part(ctx.state);
-  serveSignedVideo(ctx, p.secret, BLOB, (id) => p.files.has(id));
+  serveSignedVideo(ctx, videoSecret(ctx.state), BLOB, (id) => isFileId(ctx.state, id));
 }
 
 export function veoVideoRoutes(): SimRoute[] {
@@ -190,10 +189,8 @@ export function veoVideoRoutes(): SimRoute[] {
         const parsed = parseCreate(ctx, model);
         if (!parsed) return;
         const p = part(ctx.state);
-        const id = newId(p.operations, 12, 'abcdefghijklmnopqrstuvwxyz0123456789');
-        const fileId = newId(p.files, 12, 'abcdefghijklmnopqrstuvwxyz0123456789');
-        p.operations.set(id, { id, fileId, ...parsed });
-        p.files.set(fileId, id);
+        const id = newId(p.operations, 12, ID_ALPHABET);
+        p.operations.set(id, { id, fileId: fileIdOf(ctx.state, id), ...parsed });
         sendJson(ctx.res, 200, { name: `models/${model}/operations/${id}` });
       },
     },
@@ -218,12 +215,11 @@ export function veoVideoRoutes(): SimRoute[] {
       authenticate,
       errorBody: errorFor,
       handle(ctx) {
-        const p = part(ctx.state);
         const fileId = ctx.params[0];
         if (ctx.url.searchParams.get('alt') !== 'media') return sendJson(ctx.res, 400, googleError(400, 'Only alt=media downloads are supported for generated files.'));
-        if (!p.files.has(fileId)) return sendJson(ctx.res, 404, googleError(404, `File files/${fileId} not found.`));
+        if (!isFileId(ctx.state, fileId)) return sendJson(ctx.res, 404, googleError(404, `File files/${fileId} not found.`));
         // Like Google, answer with a redirect to a short-lived signed location of the bytes.
-        const location = ossSignedUrl(ctx.state, p.secret, `/__sim/veo/blobs/${fileId}.mp4`, BLOB_TTL_S);
+        const location = ossSignedUrl(ctx.state, videoSecret(ctx.state), `/__sim/veo/blobs/${fileId}.mp4`, BLOB_TTL_S);
         ctx.res.writeHead(302, { location, 'content-length': 0 });
         ctx.res.end();
       },

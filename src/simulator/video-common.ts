@@ -131,6 +131,33 @@ export function serveSignedVideo(ctx: SimContext, secret: Buffer, pattern: RegEx
   sendSampleVideo(ctx);
 }
 
+/**
+ * The secret the video parts sign with: the simulator's signing secret when it has one (kept
+ * across restarts of the embedded simulator), else one made per simulator.
+ */
+export function videoSecret(state: SimState): Buffer {
+  return state.options.signingSecret ?? partState(state, 'video.secret', () => randomBytes(32));
+}
+
+/**
+ * An id that proves the simulator made it: `base` followed by `macLength` characters of a MAC
+ * over it, from `alphabet`. Files named this way stay downloadable after a restart that forgot
+ * the task (with the same signing secret), as a provider's storage outlives its API servers.
+ */
+export function sealId(secret: Buffer, base: string, macLength: number, alphabet: string): string {
+  const mac = createHmac('sha256', secret).update(`id:${base}`).digest();
+  return base + Array.from(mac.subarray(0, macLength), (b) => alphabet[b % alphabet.length]).join('');
+}
+
+/** The base of a sealed id, or undefined when its MAC does not verify. */
+export function openId(secret: Buffer, id: string, macLength: number, alphabet: string): string | undefined {
+  if (id.length <= macLength) return undefined;
+  const base = id.slice(0, -macLength);
+  const want = Buffer.from(sealId(secret, base, macLength, alphabet));
+  const given = Buffer.from(id);
+  return want.length === given.length && timingSafeEqual(want, given) ? base : undefined;
+}
+
 /** The state a part keeps under `name` in the simulator, made on first use. */
 export function partState<T>(state: SimState, name: string, make: () => T): T {
   let p = state.parts.get(name) as T | undefined;

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { outcomeOf, ossSignedUrl, partState, phaseAt, uuid, type SimOutcome, serveSignedVideo } from './video-common.js';
+import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, uuid, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Alibaba Wan part, in DashScope's wire format:
 //   POST /api/v1/services/aigc/video-generation/video-synthesis  (text- and image-to-video)
@@ -55,10 +54,9 @@ interface WanTask {
 
 interface WanPart {
   tasks: Map<string, WanTask>;
-  secret: Buffer;
 }
 
-const part = (state: SimState): WanPart => partState(state, 'dashscope.video', () => ({ tasks: new Map(), secret: randomBytes(32) }));
+const part = (state: SimState): WanPart => partState(state, 'dashscope.video', () => ({ tasks: new Map() }));
 
 export function dashscopeError(code: string, message: string): unknown {
   return { request_id: uuid(), code, message };
@@ -127,7 +125,7 @@ function taskObject(state: SimState, t: WanTask, now: number): Record<string, un
   output.end_time = stamp(since);
   if (t.outcome === 'failed') return { request_id: uuid(), output: { ...output, task_status: 'FAILED', code: 'InternalError.Algo', message: 'An internal error occurred during video generation.' } };
   if (t.outcome === 'moderated') return { request_id: uuid(), output: { ...output, task_status: 'FAILED', code: 'DataInspectionFailed', message: 'Output data may contain inappropriate content.' } };
-  const url = ossSignedUrl(state, part(state).secret, `/__sim/dashscope/videos/${t.id}.mp4`, state.options.urlTtlS, now);
+  const url = ossSignedUrl(state, videoSecret(state), `/__sim/dashscope/videos/${t.id}.mp4`, state.options.urlTtlS, now);
   return {
     request_id: uuid(),
     output: { ...output, task_status: 'SUCCEEDED', video_url: url, orig_prompt: t.prompt },
@@ -148,10 +146,8 @@ function authenticate(ctx: SimContext): boolean {
   return false;
 }
 
-function serveFile(ctx: SimContext): void {
-  const p = part(ctx.state);
-  serveSignedVideo(ctx, p.secret, FILE, (id) => p.tasks.has(id));
-}
+// The signature proves the simulator minted the link, so it is served even after a restart.
+const serveFile = (ctx: SimContext) => serveSignedVideo(ctx, videoSecret(ctx.state), FILE, () => true);
 
 function createRoute(name: string, path: RegExp, endpoint: 'video-generation' | 'image2video'): SimRoute {
   return {

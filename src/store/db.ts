@@ -4,6 +4,8 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { GuardedPgPool, type PgTimeouts } from './pg-pool.js';
+import { guardedDialect } from './guarded-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -55,43 +57,88 @@ function withStatementCache(conn: SqliteConnection, max = 512): SqliteConnection
   });
 }
 
-export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number; backgroundCheckpoints?: boolean } = {}): Promise<Store> {
+/** How long the store waits for the database; see docs/configuration.md (`database`). */
+export interface StoreTimeouts {
+  connect_timeout_ms: number;
+  statement_timeout_ms: number;
+  query_timeout_ms: number;
+  busy_timeout_ms: number;
+}
+
+export const DEFAULT_STORE_TIMEOUTS: StoreTimeouts = { connect_timeout_ms: 3000, statement_timeout_ms: 5000, query_timeout_ms: 6000, busy_timeout_ms: 1000 };
+
+/** /readyz's own bound: a database that does not answer `select 1` this fast is not ready. */
+const PING_TIMEOUT_MS = 1500;
+
+export interface StoreOptions {
+  migrate?: boolean;
+  poolSize?: number;
+  backgroundCheckpoints?: boolean;
+  timeouts?: Partial<StoreTimeouts>;
+  /** Where the store reports a lost or hung database (stderr when absent). */
+  warn?: (message: string) => void;
+}
+
+export async function openStore(url: string, opts: StoreOptions = {}): Promise<Store> {
   const { dialect, target } = parseDatabaseUrl(url);
+  const timeouts = { ...DEFAULT_STORE_TIMEOUTS, ...opts.timeouts };
+  const warn = opts.warn ?? ((m: string) => process.stderr.write(`mediagate: ${m}\n`));
   let db: Kysely<Database>;
   let checkpointer: Checkpointer | null = null;
+  let pgPool: GuardedPgPool | null = null;
   if (dialect === 'sqlite') {
     const { default: BetterSqlite } = await import('better-sqlite3');
     if (target !== ':memory:') mkdirSync(dirname(target), { recursive: true });
     const conn = new BetterSqlite(target);
     conn.pragma('journal_mode = WAL');
     conn.pragma('synchronous = NORMAL');
-    conn.pragma('busy_timeout = 5000');
+    // better-sqlite3 waits for a lock synchronously (the event loop stands still meanwhile), so the
+    // wait is short; a write that still finds the file locked answers 503 (unavailable.ts).
+    conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeouts.busy_timeout_ms))}`);
     if (target !== ':memory:' && opts.backgroundCheckpoints !== false) {
       conn.pragma('wal_autocheckpoint = 0');
       checkpointer = startCheckpointer(target, 1000, (m) => process.stderr.write(`mediagate: ${m}\n`));
     }
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
+    db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) })) });
+    if (opts.migrate !== false) await migrateToLatest(db, dialect);
   } else {
-    const pg = await import('pg');
-    const Pool = pg.default.Pool;
+    const pg = (await import('pg')).default;
     // int8 (bigint) columns hold ms timestamps and micro-dollars, all well inside 2^53.
-    pg.default.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new Pool({ connectionString: target, max: opts.poolSize ?? 10 });
-    // A dropped idle connection must not crash the process.
-    pool.on('error', () => {});
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    pg.types.setTypeParser(20, (v: string) => Number(v));
+    // Migrations may legitimately run longer than any request's query: they get a connection of
+    // their own without the statement and query timeouts.
+    if (opts.migrate !== false) {
+      const plain = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target, max: 1, connectionTimeoutMillis: timeouts.connect_timeout_ms }) }) });
+      try {
+        await migrateToLatest(plain, dialect);
+      } finally {
+        await plain.destroy();
+      }
+    }
+    const pgTimeouts: PgTimeouts = { connectMs: timeouts.connect_timeout_ms, statementMs: timeouts.statement_timeout_ms, queryMs: timeouts.query_timeout_ms, probeMs: 500 };
+    pgPool = new GuardedPgPool(pg, target, pgTimeouts, opts.poolSize ?? 10, warn);
+    db = new Kysely<Database>({ dialect: guardedDialect(new PostgresDialect({ pool: pgPool })) });
   }
-  if (opts.migrate !== false) await migrateToLatest(db, dialect);
   return {
     db,
     dialect,
     async ping() {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => {
+          pgPool?.suspect(`database did not answer a ping within ${PING_TIMEOUT_MS} ms`);
+          resolve(false);
+        }, PING_TIMEOUT_MS);
+      });
+      const answer = sql`select 1`.execute(db).then(
+        () => true,
+        () => false,
+      );
       try {
-        await sql`select 1`.execute(db);
-        return true;
-      } catch {
-        return false;
+        return await Promise.race([answer, late]);
+      } finally {
+        clearTimeout(timer);
       }
     },
     async close() {

@@ -1,9 +1,11 @@
 import type { ChannelConfig, Config } from '../config/schema.js';
 import { randomBase62 } from '../auth/keys.js';
-import { targetFor } from '../relay/relay.js';
-import { UpstreamFailure, type UpstreamClient } from '../relay/upstream.js';
+import { targetFor } from '../upstream/target.js';
+import { UpstreamFailure } from '../upstream/failure.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { videoAdapterFor } from '../providers/videos.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 import type { TaskTransitions } from './transitions.js';
 import { isTerminal } from './status.js';
 import type { TaskLog } from './log.js';
@@ -35,6 +37,8 @@ export class Poller {
   private readonly lanes = new Map<string, { active: number; queue: TaskRow[] }>();
   private drained: (() => void) | null = null;
   private lastSweep = 0;
+  /** The last tick found the database unavailable (reported once per outage). */
+  private databaseDown = false;
   /** Aborted by stop(), so shutdown never waits for a hung provider. */
   private readonly abort = new AbortController();
 
@@ -64,8 +68,21 @@ export class Poller {
   private schedule(ms: number): void {
     if (!this.running) return;
     this.timer = setTimeout(() => {
-      this.ticking = this.tick().catch((err: unknown) => this.d.log('error', 'video task poller: tick failed', { error: (err as Error).message }));
-      void this.ticking.then(() => this.schedule(this.d.config.tasks.tick_ms));
+      let next = this.d.config.tasks.tick_ms;
+      this.ticking = this.tick().then(
+        () => {
+          if (this.databaseDown) this.d.log('warn', 'video task poller: the database answers again');
+          this.databaseDown = false;
+        },
+        (err: unknown) => {
+          // An unreachable database is reported once per outage and retried every second, not every tick.
+          if (!isDatabaseUnavailable(err)) return this.d.log('error', 'video task poller: tick failed', { error: (err as Error).message });
+          next = Math.max(next, 1000);
+          if (!this.databaseDown) this.d.log('error', 'video task poller: the database is unavailable; retrying every second', { error: (err as Error).message });
+          this.databaseDown = true;
+        },
+      );
+      void this.ticking.then(() => this.schedule(next));
     }, ms);
     this.timer.unref();
   }

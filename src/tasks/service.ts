@@ -1,15 +1,18 @@
 import type { Principal } from '../auth/principal.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { Config } from '../config/schema.js';
-import { GatewayError, errors } from '../http/errors.js';
+import { GatewayError, errors, statusOf } from '../http/errors.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros, videoTokens } from '../limits/pricing.js';
 import type { Catalog } from '../relay/catalog.js';
-import { targetFor, type Relay } from '../relay/relay.js';
-import { UpstreamFailure, type UpstreamClient } from '../relay/upstream.js';
+import type { Relay } from '../relay/relay.js';
+import { targetFor } from '../upstream/target.js';
+import { UpstreamFailure } from '../upstream/failure.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { videoAdapterFor } from '../providers/videos.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
+import { retryWhileUnavailable } from '../store/unavailable.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -100,14 +103,16 @@ export class TaskService {
         updated_at: now,
       };
       try {
-        await this.d.repo.insert(row);
+        // The provider already runs the task: a dropped database connection must not lose it.
+        await retryWhileUnavailable(() => this.d.repo.insert(row));
       } catch (err) {
         this.d.log('error', 'video task: storing a created task failed', { task_id: created.id, error: (err as Error).message });
+        if (statusOf(err) === 503) throw err;
         throw errors.upstreamError('The gateway could not record the task the provider created.');
       }
     } catch (err) {
       await this.d.credit.release(hold);
-      record(err instanceof GatewayError ? err.status : 502);
+      record(statusOf(err));
       throw err;
     }
     record(200);

@@ -9,6 +9,8 @@ export interface GatewayProcess {
   proc: ChildProcess;
   /** Everything it wrote to stderr so far (warnings, errors). */
   stderr(): string;
+  /** Everything it wrote to stdout so far (the banner, the first key). */
+  stdout(): string;
   /** Ends it: SIGTERM (graceful), SIGKILL if it is still running after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
   /** Resolves when the process has exited (whatever ended it). */
@@ -23,8 +25,8 @@ function childEnv(configPath: string, extra: Record<string, string>): NodeJS.Pro
 }
 
 /** Starts `node dist/main.js serve` and waits for its "mediagate listening on http://…" line. */
-export function spawnGateway(configPath: string, extraEnv: Record<string, string> = {}, timeoutMs = 25_000): Promise<GatewayProcess> {
-  const proc = spawn(process.execPath, [MAIN, 'serve'], { env: childEnv(configPath, extraEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnGateway(configPath: string, extraEnv: Record<string, string> = {}, timeoutMs = 25_000, cwd?: string): Promise<GatewayProcess> {
+  const proc = spawn(process.execPath, [MAIN, 'serve'], { cwd, env: childEnv(configPath, extraEnv), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -45,6 +47,7 @@ export function spawnGateway(configPath: string, extraEnv: Record<string, string
         url: m[1].replace('://0.0.0.0', '://127.0.0.1'),
         proc,
         stderr: () => err,
+        stdout: () => out,
         exited,
         async stop(graceMs = 5000) {
           if (proc.exitCode !== null || proc.signalCode !== null) return;

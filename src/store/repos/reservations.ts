@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 import { randomBase62 } from '../../auth/keys.js';
 import { GroupCommit } from '../group-commit.js';
+import { retryWhileUnavailable } from '../unavailable.js';
 
 export type CloseResult = { closed: true; chargedMicros: number } | { closed: false };
 
@@ -74,7 +75,12 @@ export class ReservationsRepo {
     return this.close(reservationId, 'released', 0, now);
   }
 
-  private async close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
+  private close(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
+    // Guarded by `state = 'held'`, so a repeat after a dropped connection cannot close it twice.
+    return retryWhileUnavailable(() => this.closeOnce(reservationId, state, charge, now));
+  }
+
+  private async closeOnce(reservationId: string, state: 'settled' | 'released', charge: number, now: number): Promise<CloseResult> {
     return this.transact(async (trx): Promise<CloseResult> => {
       // Claim the transition first: the guarded UPDATE lets exactly one closer through, and every
       // closer locks the reservation row before the key row, so two closers never deadlock.
@@ -107,14 +113,19 @@ export class ReservationsRepo {
     return row ? (row.credit_micros === null ? null : Number(row.credit_micros)) : undefined;
   }
 
-  /** Adds to a limited key's balance; false when the key is unknown or unlimited. */
+  /**
+   * Adds to (or, negative, takes from) a limited key's balance; false when the key is unknown or
+   * unlimited, or when a deduction is larger than the balance (a balance never goes below zero).
+   */
   async topUp(keyId: string, amountMicros: number): Promise<boolean> {
-    const r = await this.db
+    const amount = Math.round(amountMicros);
+    let q = this.db
       .updateTable('api_keys')
-      .set({ credit_micros: sql`credit_micros + ${Math.round(amountMicros)}` })
+      .set({ credit_micros: sql`credit_micros + ${amount}` })
       .where('id', '=', keyId)
-      .where('credit_micros', 'is not', null)
-      .executeTakeFirst();
+      .where('credit_micros', 'is not', null);
+    if (amount < 0) q = q.where('credit_micros', '>=', -amount);
+    const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 

@@ -1,0 +1,67 @@
+import type { DatabaseConnection, Dialect, Driver } from 'kysely';
+import { asUnavailable } from './unavailable.js';
+
+// Every error that leaves Kysely passes through here once: a database that is not reachable (see
+// unavailable.ts) surfaces as DatabaseUnavailableError, whatever dialect and whatever query.
+
+const rethrow = (err: unknown): never => {
+  throw asUnavailable(err);
+};
+
+function guardConnection(conn: DatabaseConnection): DatabaseConnection {
+  return new Proxy(conn, {
+    get(target, prop, receiver) {
+      // An async wrapper: SQLite's executeQuery throws synchronously.
+      if (prop === 'executeQuery') {
+        return async (q: Parameters<DatabaseConnection['executeQuery']>[0]) => {
+          try {
+            return await target.executeQuery(q);
+          } catch (err) {
+            return rethrow(err);
+          }
+        };
+      }
+      if (prop === 'streamQuery') {
+        return async function* (...args: Parameters<DatabaseConnection['streamQuery']>) {
+          try {
+            yield* target.streamQuery(...args);
+          } catch (err) {
+            rethrow(err);
+          }
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+function guardDriver(driver: Driver): Driver {
+  return new Proxy(driver, {
+    get(target, prop, receiver) {
+      if (prop === 'acquireConnection') return () => target.acquireConnection().then(guardConnection, rethrow);
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      // begin / commit / rollback / savepoints run queries of their own.
+      return (...args: unknown[]) => {
+        try {
+          const r = (v as (...a: unknown[]) => unknown).apply(target, args);
+          return r instanceof Promise ? r.catch(rethrow) : r;
+        } catch (err) {
+          return rethrow(err);
+        }
+      };
+    },
+  });
+}
+
+/** The dialect with its driver's errors classified. */
+export function guardedDialect(dialect: Dialect): Dialect {
+  return new Proxy(dialect, {
+    get(target, prop, receiver) {
+      if (prop === 'createDriver') return () => guardDriver(target.createDriver());
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
