@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { buildApp, createServices } from '../src/app.js';
+import { buildApp } from '../src/app.js';
+import { createServices } from '../src/services.js';
 
 describe('GET /v1/models', () => {
   let gw: TestGateway;

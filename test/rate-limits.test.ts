@@ -3,7 +3,8 @@ import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { freshRedisPrefix, keysUnder } from './helpers/redis.js';
 import { startProbeApp, until, type ProbeApp } from './helpers/probe-app.js';
 import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config/defaults.js';
-import { buildApp, createServices } from '../src/app.js';
+import { buildApp } from '../src/app.js';
+import { createServices } from '../src/services.js';
 
 // The done-when of the limits issue, once with the memory backend and once with Redis
 // (a random key prefix per suite, deleted afterwards).

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { createServices, type Services } from '../src/app.js';
+import { createServices, type Services } from '../src/services.js';
 import { createTask, eventually, readTask, simVideoStats } from './helpers/video.js';
 
 // Two pollers (two store connections, as two instances would have) racing on the same tasks:

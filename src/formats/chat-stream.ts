@@ -1,5 +1,5 @@
 import { GatewayError, errorBody } from '../http/errors.js';
-import { UpstreamFailure } from '../relay/upstream.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 import { dataFrame, eventFrame, type SseEvent } from './sse.js';
 
 // What every chat stream translator (upstream events → client frames) offers, whatever the pair

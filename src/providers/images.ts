@@ -1,7 +1,7 @@
 import type { ChannelConfig } from '../config/schema.js';
 import type { ImageType } from '../http/image-type.js';
-import type { Target } from '../relay/relay.js';
-import type { UpstreamClient } from '../relay/upstream.js';
+import type { Target } from '../upstream/target.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { openaiImages } from './openai/images.js';
 import { arkImages } from './ark/images.js';
 

@@ -1,6 +1,6 @@
 import type { ChannelConfig, VideoModeName } from '../config/schema.js';
-import type { Target } from '../relay/relay.js';
-import type { UpstreamClient } from '../relay/upstream.js';
+import type { Target } from '../upstream/target.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { arkVideos } from './ark/videos.js';
 
 // The video-task capability of every wire format: what the task service hands an adapter, what it

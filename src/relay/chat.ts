@@ -9,8 +9,10 @@ import { openaiToAnthropicResponse } from '../formats/openai-to-anthropic/respon
 import { OpenAIToAnthropicStream } from '../formats/openai-to-anthropic/stream.js';
 import { SseReader } from '../formats/sse.js';
 import { CHAT_CODECS, chatEndpointFor, type ChatEndpoint } from '../providers/chat.js';
-import type { Target } from './relay.js';
-import { UpstreamFailure, readText, toUpstreamFailure, type UpstreamClient } from './upstream.js';
+import type { Target } from '../upstream/target.js';
+import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
+import { readText } from '../upstream/json.js';
+import type { UpstreamClient } from '../upstream/client.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, convert the request when the
 // channel speaks the other format, send it, and check (and convert) the answer. Everything that

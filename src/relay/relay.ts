@@ -2,26 +2,8 @@ import type { ChannelConfig, Config } from '../config/schema.js';
 import { GatewayError, errors } from '../http/errors.js';
 import type { CatalogModel } from './catalog.js';
 import { CircuitBreaker } from './breaker.js';
-import { UpstreamFailure } from './upstream.js';
-
-/** One channel chosen to serve one model: everything an adapter needs to address the upstream. */
-export interface Target {
-  channel: ChannelConfig;
-  /** The channel's base URL without a trailing slash. */
-  baseUrl: string;
-  apiKey: string;
-  /** The model id to send upstream (after the channel's model_map). */
-  upstreamModel: string;
-}
-
-export function targetFor(channel: ChannelConfig, model: string): Target {
-  return {
-    channel,
-    baseUrl: (channel.base_url ?? '').replace(/\/+$/, ''),
-    apiKey: channel.api_key ?? '',
-    upstreamModel: channel.model_map[model] ?? model,
-  };
-}
+import { UpstreamFailure } from '../upstream/failure.js';
+import { targetFor, type Target } from '../upstream/target.js';
 
 export interface RunOptions {
   /** Whether another attempt is still allowed (false once bytes went to the client). */

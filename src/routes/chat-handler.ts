@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../app.js';
+import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
@@ -10,9 +10,9 @@ import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
 import type { CatalogModel } from '../relay/catalog.js';
-import type { Target } from '../relay/relay.js';
+import type { Target } from '../upstream/target.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
-import { UpstreamFailure } from '../relay/upstream.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 import { CLIENT_CLOSED, pipeChatStream } from './chat-stream.js';
 
 // The flow both chat endpoints share: model → credit hold → relay (with fallback) → answer in the

@@ -4,7 +4,7 @@ import { streamErrorFrame, type ChatFormat } from '../formats/chat-stream.js';
 import { SseWriter } from '../formats/sse.js';
 import type { OpenedStream } from '../relay/chat.js';
 import { failureToGatewayError } from '../relay/relay.js';
-import { UpstreamFailure, toUpstreamFailure } from '../relay/upstream.js';
+import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 
 export interface StreamOutcome {
   /** For the ledger: 200 whole, 499 client gone, else the gateway status of the upstream failure. */

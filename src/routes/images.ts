@@ -7,10 +7,11 @@ import { limitModel } from '../limits/hook.js';
 import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
-import { failureToGatewayError, type Target } from '../relay/relay.js';
-import { UpstreamFailure } from '../relay/upstream.js';
+import { failureToGatewayError } from '../relay/relay.js';
+import type { Target } from '../upstream/target.js';
+import { UpstreamFailure } from '../upstream/failure.js';
 import { imagesAdapterFor, type ImageParams, type ImagesAdapter, type ImagesCall, type ImagesResult } from '../providers/images.js';
-import type { Services } from '../app.js';
+import type { Services } from '../services.js';
 import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { Services } from '../app.js';
+import type { Services } from '../services.js';
 import { chatHandler } from './chat-handler.js';
 
 // POST /v1/messages (Anthropic Messages). Errors answer in Anthropic's shape (familyOf the path).

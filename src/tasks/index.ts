@@ -3,7 +3,7 @@ import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { Relay } from '../relay/relay.js';
-import type { UpstreamClient } from '../relay/upstream.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import type { Store } from '../store/db.js';
 import { TasksRepo } from '../store/repos/tasks.js';
 import { taskLogger, type TaskLog } from './log.js';

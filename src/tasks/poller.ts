@@ -1,7 +1,8 @@
 import type { ChannelConfig, Config } from '../config/schema.js';
 import { randomBase62 } from '../auth/keys.js';
-import { targetFor } from '../relay/relay.js';
-import { UpstreamFailure, type UpstreamClient } from '../relay/upstream.js';
+import { targetFor } from '../upstream/target.js';
+import { UpstreamFailure } from '../upstream/failure.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { videoAdapterFor } from '../providers/videos.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';

@@ -1,6 +1,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type Services } from '../../src/app.js';
+import { buildApp } from '../../src/app.js';
+import type { Services } from '../../src/services.js';
 import { principalOf } from '../../src/auth/hook.js';
 import { limitModel } from '../../src/limits/hook.js';
 import { eventually } from './eventually.js';

@@ -10,7 +10,7 @@ import { AnthropicPassthroughStream } from '../../src/providers/anthropic/chat.j
 import type { StreamTranslator } from '../../src/formats/chat-stream.js';
 import { streamErrorFrame } from '../../src/formats/chat-stream.js';
 import { GatewayError } from '../../src/http/errors.js';
-import { UpstreamFailure } from '../../src/relay/upstream.js';
+import { UpstreamFailure } from '../../src/upstream/failure.js';
 import { SseReader, dataFrame, eventFrame } from '../../src/formats/sse.js';
 
 // The mappers on their own: requests, responses and stream events, both directions.

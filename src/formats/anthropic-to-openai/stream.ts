@@ -1,4 +1,4 @@
-import { UpstreamFailure } from '../../relay/upstream.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../anthropic-types.js';
 import { approxTokens, inStreamFailure, type ReportedUsage, type StreamTranslator } from '../chat-stream.js';
 import type { OpenAIChunkChoice, OpenAIFinishReason } from '../openai-types.js';

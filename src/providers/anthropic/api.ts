@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
-import type { Target } from '../../relay/relay.js';
-import { statusFailure, type UpstreamFailure } from '../../relay/upstream.js';
+import type { Target } from '../../upstream/target.js';
+import { statusFailure } from '../../upstream/status-failure.js';
+import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // Anthropic: base_url is the origin (https://api.anthropic.com); x-api-key auth with the
 // anthropic-version header; errors are {"type":"error","error":{"type","message"}}.

@@ -1,4 +1,5 @@
-import { UpstreamFailure, parseUpstreamJson } from '../../relay/upstream.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { parseUpstreamJson } from '../../upstream/json.js';
 import { approxTokens, inStreamFailure, type ReportedUsage, type StreamTranslator } from '../../formats/chat-stream.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicUsage } from '../../formats/anthropic-types.js';
 import { dataFrame, eventFrame, type SseEvent } from '../../formats/sse.js';

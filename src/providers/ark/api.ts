@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
-import type { Target } from '../../relay/relay.js';
-import { statusFailure, type UpstreamFailure } from '../../relay/upstream.js';
+import type { Target } from '../../upstream/target.js';
+import { statusFailure } from '../../upstream/status-failure.js';
+import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // Volcengine Ark: base_url is the origin (https://ark.cn-beijing.volces.com); paths start with
 // /api/v3; Bearer auth; errors are {"error":{"code","message","param","type"}}.

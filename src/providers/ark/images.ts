@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { GatewayError } from '../../http/errors.js';
-import type { Target } from '../../relay/relay.js';
-import { UpstreamFailure, readJsonBody } from '../../relay/upstream.js';
+import type { Target } from '../../upstream/target.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { readJsonBody } from '../../upstream/json.js';
 import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../images.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
 

@@ -1,5 +1,6 @@
-import type { Target } from '../../relay/relay.js';
-import { UpstreamFailure, readJsonBody } from '../../relay/upstream.js';
+import type { Target } from '../../upstream/target.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { readJsonBody } from '../../upstream/json.js';
 import type { ProviderTaskState, ProviderTaskView, VideoAdapter, VideoCall, VideoGenerationRequest } from '../videos.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
 

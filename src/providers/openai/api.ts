@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
-import type { Target } from '../../relay/relay.js';
-import { statusFailure, type UpstreamFailure } from '../../relay/upstream.js';
+import type { Target } from '../../upstream/target.js';
+import { statusFailure } from '../../upstream/status-failure.js';
+import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // OpenAI: base_url is the API root including /v1 (https://api.openai.com/v1); Bearer auth;
 // errors are {"error":{"message","type","param","code"}}.

@@ -1,4 +1,5 @@
-import { UpstreamFailure, parseUpstreamJson } from '../../relay/upstream.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { parseUpstreamJson } from '../../upstream/json.js';
 import { inStreamFailure, type ReportedUsage, type StreamTranslator } from '../../formats/chat-stream.js';
 import type { OpenAIChatCompletion, OpenAIChatRequest } from '../../formats/openai-types.js';
 import { DONE_FRAME, dataFrame, type SseEvent } from '../../formats/sse.js';

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { MIME } from '../../http/image-type.js';
-import type { Target } from '../../relay/relay.js';
-import { UpstreamFailure, readJsonBody } from '../../relay/upstream.js';
+import type { Target } from '../../upstream/target.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { readJsonBody } from '../../upstream/json.js';
 import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult, UploadedImage } from '../images.js';
 import { openaiFailure, openaiHeaders, openaiUrl } from './api.js';
 

@@ -1,0 +1,62 @@
+import type { Readable } from 'node:stream';
+import { Agent, request, type Dispatcher } from 'undici';
+import { toUpstreamFailure } from './failure.js';
+
+/**
+ * The one HTTP client for every upstream call: a pooled keep-alive undici Agent. Timeouts:
+ * connect, first byte (headers) and the gap between body chunks (stream idle).
+ */
+export interface UpstreamTimeouts {
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+  /** Sockets per origin; each concurrent stream holds one. */
+  maxConnections?: number;
+}
+
+export class UpstreamClient {
+  readonly agent: Agent;
+
+  constructor(readonly timeouts: UpstreamTimeouts) {
+    this.agent = new Agent({
+      connect: { timeout: timeouts.connectMs },
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+      connections: timeouts.maxConnections ?? 8192,
+      pipelining: 1,
+      headersTimeout: timeouts.firstByteMs,
+      bodyTimeout: timeouts.idleMs,
+    });
+  }
+
+  /**
+   * Sends a request and returns the raw response (status, headers, body stream). Network-level
+   * failures become UpstreamFailure; HTTP error statuses are returned for the adapter to map.
+   */
+  async send(opts: {
+    url: string;
+    method: Dispatcher.HttpMethod;
+    headers: Record<string, string>;
+    /** A Readable streams the body (multipart uploads); build a fresh one for every attempt. */
+    body?: string | Buffer | Readable;
+    signal?: AbortSignal;
+  }): Promise<Dispatcher.ResponseData> {
+    try {
+      return await request(opts.url, {
+        method: opts.method,
+        headers: opts.headers,
+        body: opts.body,
+        signal: opts.signal,
+        dispatcher: this.agent,
+        headersTimeout: this.timeouts.firstByteMs,
+        bodyTimeout: this.timeouts.idleMs,
+      });
+    } catch (err) {
+      throw toUpstreamFailure(err, opts.signal);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

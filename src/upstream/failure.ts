@@ -1,0 +1,39 @@
+import { errors as undiciErrors } from 'undici';
+
+export type FailureKind = 'connect' | 'timeout' | 'status' | 'malformed' | 'aborted';
+
+/** An upstream call that did not produce a usable answer. `retryable`: another channel may succeed. */
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly kind: FailureKind,
+    message: string,
+    readonly status = 0,
+    /** The provider's own error code/type, when it sent one. */
+    readonly providerCode = '',
+    /** Seconds the provider asked us to wait (Retry-After), when it said. */
+    readonly retryAfterS = 0,
+  ) {
+    super(message);
+    this.name = 'UpstreamFailure';
+  }
+
+  get retryable(): boolean {
+    if (this.kind === 'status') return this.status === 429 || this.status === 408 || this.status >= 500;
+    return this.kind !== 'aborted';
+  }
+}
+
+/** Maps undici / socket errors to an UpstreamFailure. */
+export function toUpstreamFailure(err: unknown, signal?: AbortSignal): UpstreamFailure {
+  if (err instanceof UpstreamFailure) return err;
+  if (signal?.aborted) return new UpstreamFailure('aborted', 'the client went away');
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+    return new UpstreamFailure('timeout', 'the upstream did not answer in time');
+  }
+  if (err instanceof undiciErrors.ConnectTimeoutError) return new UpstreamFailure('timeout', 'connecting to the upstream timed out');
+  const code = (err as NodeJS.ErrnoException)?.code ?? '';
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') {
+    return new UpstreamFailure('connect', `cannot connect to the upstream (${code})`);
+  }
+  return new UpstreamFailure('connect', `the upstream connection failed${code ? ` (${code})` : ''}`);
+}

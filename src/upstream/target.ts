@@ -1,0 +1,20 @@
+import type { ChannelConfig } from '../config/schema.js';
+
+/** One channel chosen to serve one model: everything an adapter needs to address the upstream. */
+export interface Target {
+  channel: ChannelConfig;
+  /** The channel's base URL without a trailing slash. */
+  baseUrl: string;
+  apiKey: string;
+  /** The model id to send upstream (after the channel's model_map). */
+  upstreamModel: string;
+}
+
+export function targetFor(channel: ChannelConfig, model: string): Target {
+  return {
+    channel,
+    baseUrl: (channel.base_url ?? '').replace(/\/+$/, ''),
+    apiKey: channel.api_key ?? '',
+    upstreamModel: channel.model_map[model] ?? model,
+  };
+}
