@@ -27,6 +27,9 @@ export const ChannelSchema = Type.Object(
     model_map: Type.Record(Type.String(), Type.String(), { default: {} }),
     // At most this many video-task polls in flight against this channel.
     poll_concurrency: Int({ minimum: 1, default: 8 }),
+    // URLs this channel hands the gateway (results, redirects) may point at private, loopback or
+    // link-local addresses. Absent: true for `simulator` channels, false for every other type.
+    allow_private_network: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
