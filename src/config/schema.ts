@@ -80,6 +80,11 @@ export const ConfigSchema = Type.Object(
         body_limit_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
         // Seconds to wait for in-flight requests on SIGTERM/SIGINT.
         shutdown_grace_s: Type.Number({ minimum: 0, default: 10 }),
+        // A whole request (headers and body) must arrive within this; its headers within the next.
+        request_timeout_ms: Int({ minimum: 100, default: 60000 }),
+        headers_timeout_ms: Int({ minimum: 100, default: 15000 }),
+        // Open connections from one client address; more are closed at once. 0 = no cap.
+        max_connections_per_client: Int({ minimum: 0, default: 1024 }),
       },
       { additionalProperties: false, default: {} },
     ),
