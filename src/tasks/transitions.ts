@@ -10,6 +10,7 @@ import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import { signedUrlExpiry } from './url-expiry.js';
 import type { TaskLog } from './log.js';
+import type { MoveHooks } from './move-hooks.js';
 
 // How a task moves: a provider answer (or the gateway's own timeout) becomes at most one guarded
 // UPDATE, and only the caller whose UPDATE moved the task into SUCCESS or FAILURE closes its credit
@@ -22,6 +23,8 @@ export interface TransitionDeps {
   catalog: Catalog;
   settings: Config['tasks'];
   log: TaskLog;
+  /** Archive, webhooks, logs and metrics of status moves; set after construction (they need the repo too). */
+  hooks?: MoveHooks;
 }
 
 /** The progress stored with a status; reads compute the live value for running tasks. */
@@ -72,10 +75,24 @@ export class TaskTransitions {
     if (!Object.keys(patch).length) return row;
     patch.updated_at = now;
 
-    if (!(await this.d.repo.move(row.task_id, current, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
+    if (!(await this.moveWithHooks(row, current, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
     if (patch.status && isTerminal(mapped.status)) await this.closeHold(next, mapped.status === 'SUCCESS' ? view.totalTokens : null);
     return next;
+  }
+
+  /** Installs the move hooks (built after the transitions, since they read tasks too). */
+  useHooks(hooks: MoveHooks): void {
+    this.d.hooks = hooks;
+  }
+
+  /** The guarded move, with the rows a status change adds written in the same transaction. */
+  private async moveWithHooks(row: TaskRow, from: string, patch: TaskPatch, next: TaskRow, now: number): Promise<boolean> {
+    const hooks = patch.status && patch.status !== from ? this.d.hooks : undefined;
+    const extras = hooks ? await hooks.extrasFor(row, next, now) : undefined;
+    if (!(await this.d.repo.move(row.task_id, from, patch, extras))) return false;
+    hooks?.moved(row, next, now);
+    return true;
   }
 
   /** The gateway gives up on a task open past its deadline: FAILURE and a refund. */
@@ -95,8 +112,8 @@ export class TaskTransitions {
       lease_until: 0,
       updated_at: now,
     };
-    if (!(await this.d.repo.move(row.task_id, row.status, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
+    if (!(await this.moveWithHooks(row, row.status, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
     await this.closeHold(next, null, ledgerStatus);
     return next;
   }
@@ -113,8 +130,8 @@ export class TaskTransitions {
       const model = this.d.catalog.get(row.model);
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
       const cost = model ? videoCostMicros(model.config, tokens) : 0;
-      const charged = await this.d.credit.settle(hold, cost);
-      if (charged !== null) this.d.ledger.record({ ...base, status: 200, output_units: tokens, cost_micros: charged });
+      const settled = await this.d.credit.settle(hold, cost);
+      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: tokens, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
     } else if (row.status === 'FAILURE') {
       if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
     }
