@@ -16,6 +16,7 @@ import { registerRouteErrors } from './http/route-table.js';
 import { validationMessage, type SchemaError } from './http/validation-message.js';
 import { registerRequestGuards, tooLarge } from './http/request-guards.js';
 import { registerConnectionGuards, serverTimeoutOptions } from './http/connection-guards.js';
+import { clientGone, registerDepartureSignal } from './http/departure.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import swagger from '@fastify/swagger';
 import type { Services } from './services.js';
@@ -48,6 +49,11 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   });
 
   app.setErrorHandler((err: FastifyError | GatewayError, request, reply) => {
+    // The client left (its body broke off): nobody to answer, one 499 row.
+    if (clientGone(request)) {
+      backstop.departed(request);
+      return reply;
+    }
     const g = toGatewayError(err);
     // The message may quote client input (a pasted key): scrub it like an answer.
     if (g.status >= 500) request.log.error({ err: { message: redact(err.message), code: (err as FastifyError).code } }, 'request failed');
@@ -57,11 +63,12 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
 
   // Before any route: it collects them all, for 405 answers.
   registerRouteErrors(app);
+  registerDepartureSignal(app);
   registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
   registerConnectionGuards(app, config.server);
   registerAuth(app, services.authenticator);
   registerRateLimits(app, services.limits, services.ledger);
-  registerUsageBackstop(app, services.ledger);
+  const backstop = registerUsageBackstop(app, services.ledger);
   services.metrics.instrument(app);
   // Routes go in a plugin loaded after @fastify/swagger, so /openapi.json describes every one.
   app.register(swagger, {

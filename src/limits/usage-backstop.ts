@@ -5,6 +5,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A usage row for this request was written (or its route has taken charge of writing it). */
     usageRecorded: boolean;
+    /** The request got as far as its route's handler (preHandler ran). */
+    reachedRoute: boolean;
     /** The model a body that is not JSON named (a multipart `model` field), for the refusal row. */
     usageModel: string;
   }
@@ -33,33 +35,71 @@ export function markUsageRecorded(request: FastifyRequest): void {
 }
 
 /**
+ * Claims the request's one usage row: true for the first caller, false once a row was written (a
+ * client that left is recorded by whoever notices first: the route, or the abort hook below).
+ */
+export function claimUsageRow(request: FastifyRequest): boolean {
+  if (request.usageRecorded) return false;
+  request.usageRecorded = true;
+  return true;
+}
+
+/**
  * One ledger row per request: routes write the rows of requests that reached the credit hold (with
  * units, cost and channel); this hook writes the row of an authenticated request to a billable
  * endpoint that was refused before that (bad body, unknown or forbidden model, no credit), with no
  * units and no cost. A request without a valid key has no key to record.
  */
-export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLedger, 'record'>): void {
+export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLedger, 'record'>): { departed(request: FastifyRequest): void } {
   app.decorateRequest('usageRecorded', false);
   app.decorateRequest('usageModel', '');
-  app.addHook('onResponse', (request, reply, done) => {
+  const backstop = (request: FastifyRequest, status: number, latencyMs: number) => {
     // Billable requests are POSTs; a refused read (GET of the task list at the same path) costs nothing to record.
-    if (reply.statusCode >= 400 && request.method === 'POST' && request.principal && !request.usageRecorded) {
-      const endpoint = LEDGER_ENDPOINTS[request.routeOptions.url ?? ''];
-      if (endpoint) {
-        const body = request.body as { model?: unknown } | null | undefined;
-        ledger.record({
-          key_id: request.principal.keyId,
-          model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : request.usageModel,
-          channel: '',
-          endpoint,
-          status: reply.statusCode,
-          input_units: 0,
-          output_units: 0,
-          cost_micros: 0,
-          latency_ms: Math.round(reply.elapsedTime),
-        });
-      }
-    }
+    if (request.method !== 'POST' || !request.principal) return;
+    const endpoint = LEDGER_ENDPOINTS[request.routeOptions.url ?? ''];
+    if (!endpoint || !claimUsageRow(request)) return;
+    const body = request.body as { model?: unknown } | null | undefined;
+    ledger.record({
+      key_id: request.principal.keyId,
+      model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : request.usageModel,
+      channel: '',
+      endpoint,
+      status,
+      input_units: 0,
+      output_units: 0,
+      cost_micros: 0,
+      latency_ms: Math.round(latencyMs),
+    });
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    if (reply.statusCode >= 400) backstop(request, reply.statusCode, reply.elapsedTime);
     done();
   });
+  // A client gone before its request reached a route that records (while its key was checked or its
+  // body read): 499, nginx's "client closed request".
+  // Fastify keeps no arrival time for a request that never got a reply; its latency is unknown.
+  const departed = (request: FastifyRequest) => backstop(request, 499, 0);
+  app.addHook('onRequestAbort', (request, done) => {
+    departed(request);
+    done();
+  });
+  // A client that left while its key was checked or its body read can leave the request stuck
+  // short of any route (its body stream closed without an error): if no route took it up shortly
+  // after the client left, this writes its 499 row. A route that started records its own.
+  app.decorateRequest('reachedRoute', false);
+  app.addHook('preHandler', async (request) => {
+    request.reachedRoute = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      setTimeout(() => {
+        if (!request.reachedRoute) departed(request);
+      }, 500).unref();
+    });
+  });
+  // For the app's error handler: a request that failed because its client left (its body could
+  // not be read to the end) is a 499 too, and no response will tell onResponse.
+  return { departed };
 }

@@ -6,9 +6,10 @@ import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/anthropic/request.js';
 import { errors, statusOf } from '../http/errors.js';
 import { redact } from '../http/redact.js';
+import { clientGone, clientStillThere } from '../http/departure.js';
 import { believableCount } from '../upstream/usage-number.js';
 import type { Hold } from '../limits/credit.js';
-import { markUsageRecorded } from '../limits/usage-backstop.js';
+import { claimUsageRow } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
 import { inputTokenBound } from '../limits/estimate.js';
@@ -60,27 +61,31 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
     const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0), model.config.image_input_tokens);
     const capField = client === 'openai' && body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
     const fit = chatFitHint(model.config, estimate.input, capField, body[capField] === undefined ? DEFAULT_OUTPUT_CAP : undefined);
-    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
-
     let channel = '';
     const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
-      markUsageRecorded(request);
+      if (!claimUsageRow(request)) return;
       services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, overage_micros: overage, latency_ms: Date.now() - started });
     };
+    const gone = () => {
+      // The client is gone: nobody to answer, nothing to bill.
+      record(CLIENT_CLOSED, 0, 0, 0);
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
+    };
+    if (clientGone(request)) return gone();
+    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
     const settle = async (status: number, input: number, output: number) => {
       const cost = chatCostMicros(model.config, input, output);
       const settled = await services.credit.settle(hold, cost);
       record(status, input, output, settled?.chargedMicros ?? cost, settled?.overageMicros ?? 0);
     };
 
-    // The client leaving (the response closing before it finished) aborts the upstream call at once.
-    const abort = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    };
-    reply.raw.on('close', onClose);
-    const call: ChatCall = { client, body, stream, includeUsage, signal: abort.signal };
-    const canRetry = () => !reply.raw.headersSent && !abort.signal.aborted;
+    // The client leaving (noticed from the request's first moment) aborts the upstream call at once;
+    // one that left while its credit was being held gets no upstream call at all.
+    const signal = request.departed;
+    const call: ChatCall = { client, body, stream, includeUsage, signal };
+    const canRetry = () => !reply.raw.headersSent && !signal.aborted;
     const via =
       <T>(attempt: (t: Target) => Promise<T>) =>
       (t: Target): Promise<T> => {
@@ -89,6 +94,7 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
       };
 
     try {
+      if (!(await clientStillThere(signal))) throw new UpstreamFailure('aborted', 'the client went away');
       if (!stream) {
         const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
         const usage = believableUsage(answer.usage, estimate);
@@ -96,7 +102,7 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
         return reply.header('content-type', 'application/json; charset=utf-8').send(redact(answer.payload));
       }
       const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
-      const outcome = await pipeChatStream(reply, client, opened, abort.signal);
+      const outcome = await pipeChatStream(reply, client, opened, signal);
       if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
       if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
       const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
@@ -105,17 +111,9 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
       return reply;
     } catch (err) {
       await releaseQuietly(services, hold);
-      if (err instanceof UpstreamFailure && err.kind === 'aborted') {
-        // The client is gone: nobody to answer.
-        record(CLIENT_CLOSED, 0, 0, 0);
-        reply.hijack();
-        reply.raw.destroy();
-        return reply;
-      }
+      if (err instanceof UpstreamFailure && err.kind === 'aborted') return gone();
       record(statusOf(err), 0, 0, 0);
       throw err;
-    } finally {
-      reply.raw.off('close', onClose);
     }
   };
 }

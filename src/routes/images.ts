@@ -4,8 +4,9 @@ import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
+import { clientStillThere } from '../http/departure.js';
 import { limitModel } from '../limits/hook.js';
-import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
+import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { failureToGatewayError } from '../relay/relay.js';
@@ -34,15 +35,6 @@ function imageModel(services: Services, p: Principal, id: string): CatalogModel 
   return m;
 }
 
-/** Aborts the upstream call when the client goes away before its answer was sent. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const ac = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) ac.abort();
-  });
-  return ac.signal;
-}
-
 async function serve(
   services: Services,
   request: FastifyRequest,
@@ -56,11 +48,11 @@ async function serve(
   const p = principalOf(request);
   const started = Date.now();
   const requested = params.n ?? 1;
-  const hold = await services.credit.reserve(p, imageCostMicros(model.config, requested));
-  const call: ImagesCall = { upstream: services.upstream, signal: abortOnDisconnect(reply) };
+  // Aborted from the request's first moment when the client leaves (src/http/departure.ts).
+  const call: ImagesCall = { upstream: services.upstream, signal: request.departed };
   let channel = '';
   const row = (status: number, images: number, cost: number, overage = 0) => {
-    markUsageRecorded(request);
+    if (!claimUsageRow(request)) return;
     services.ledger.record({
       key_id: p.keyId,
       model: model.id,
@@ -74,8 +66,16 @@ async function serve(
       latency_ms: Date.now() - started,
     });
   };
+  const departed = new GatewayError(499, 'client_closed_request', 'The client closed the request before the images were ready.');
+  if (request.departed.aborted) {
+    row(499, 0, 0);
+    throw departed;
+  }
+  const hold = await services.credit.reserve(p, imageCostMicros(model.config, requested));
   let result: ImagesResult;
   try {
+    // No upstream call for a client that left while its credit was held.
+    if (!(await clientStillThere(request.departed))) throw departed;
     result = await services.relay.run(model, (target) => {
       channel = target.channel.name;
       const adapter = imagesAdapterFor(target.channel.type);

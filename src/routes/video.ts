@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/hook.js';
-import { markUsageRecorded } from '../limits/usage-backstop.js';
+import { claimUsageRow } from '../limits/usage-backstop.js';
 import type { TaskService } from '../tasks/service.js';
 import { TaskEnvelopeSchema, envelope } from '../tasks/record.js';
 import type { Config } from '../config/schema.js';
@@ -15,7 +15,7 @@ export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService, co
   const response = { 200: TaskEnvelopeSchema };
 
   app.post('/v1/video/generations', { config: { auth: true }, schema: { response } }, async (request) =>
-    envelope(await tasks.create(principalOf(request), request.body, () => markUsageRecorded(request))),
+    envelope(await tasks.create(principalOf(request), request.body, () => claimUsageRow(request), request.departed)),
   );
 
   app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, async (request) =>

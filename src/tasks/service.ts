@@ -14,6 +14,7 @@ import { videoAdapterFor } from '../providers/videos.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';
+import { clientStillThere } from '../http/departure.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -35,6 +36,9 @@ export interface TaskServiceDeps {
 /** Provider executions expire after 48 h unless the request says otherwise (Ark's default). */
 const DEFAULT_EXECUTION_EXPIRES_S = 172_800;
 
+/** Ledger status of a request whose client left first (nginx's convention). */
+const CLIENT_CLOSED = 499;
+
 /**
  * Video tasks as the routes see them: create (validate, reserve credit, create at the provider
  * through the relay, store SUBMITTED) and read (ownership, fresh download URL).
@@ -44,8 +48,12 @@ export class TaskService {
 
   constructor(private readonly d: TaskServiceDeps) {}
 
-  /** `onRecorded` is told when the request's usage row is written (the route's one-row-per-request bookkeeping). */
-  async create(p: Principal, body: unknown, onRecorded: () => void = () => {}): Promise<TaskRecord> {
+  /**
+   * `claimRow` is asked before the request's usage row is written (the route's one-row-per-request
+   * bookkeeping); false means a row was already written. `departed` is aborted when the client
+   * leaves: no task is created for nobody.
+   */
+  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed?: AbortSignal): Promise<TaskRecord> {
     const started = Date.now();
     const parsed = parseCreateBody(body);
     const model = this.d.catalog.get(parsed.model);
@@ -59,15 +67,22 @@ export class TaskService {
     }
 
     const estimated = videoTokens(parsed.estimate.resolution, parsed.estimate.ratio, parsed.estimate.seconds);
-    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
     let channelName = '';
     const record = (status: number) => {
-      onRecorded();
+      if (!claimRow()) return;
       this.d.ledger.record({ key_id: p.keyId, model: model.id, channel: channelName, endpoint: 'video', status, input_units: 0, output_units: 0, cost_micros: 0, latency_ms: Date.now() - started });
     };
+    const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request before the task was created.');
+    if (departed?.aborted) {
+      record(CLIENT_CLOSED);
+      throw gone();
+    }
+    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
 
     let row: TaskRow;
     try {
+      // A client that left while its credit was held: no provider task for nobody.
+      if (departed && !(await clientStillThere(departed))) throw gone();
       const { created, target } = await this.d.relay.run(model, async (target) => {
         const adapter = videoAdapterFor(target.channel.type);
         // A misconfigured channel (a chat wire format serving a video model): try the next one.
