@@ -8,6 +8,7 @@ import { acquireInstanceLock, InstanceLockError } from './store/instance-lock.js
 import { KeysRepo, keyModels } from './store/repos/keys.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo, type UsageTotal } from './store/repos/usage.js';
+import { LeasesRepo } from './store/repos/leases.js';
 import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
 import { buildApp } from './app.js';
 import { createServices, GatewayConfigError } from './services.js';
@@ -145,7 +146,8 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
   }
   if (sub === 'list') {
     const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
-    const rows = await withStore(config, (s) => new KeysRepo(s.db).list(), { mustExist: true });
+    // Leased: the part of a key's money running instances hold in memory (docs/limits.md, leases).
+    const [rows, leased] = await withStore(config, async (s) => [await new KeysRepo(s.db).list(), await new LeasesRepo(s.db).leasedByKey()] as const, { mustExist: true });
     const view = rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -154,6 +156,7 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
       rpm: Number(r.rpm),
       concurrency: Number(r.concurrency),
       credit: r.credit_micros === null ? null : Number(r.credit_micros) / 1_000_000,
+      leased: (leased.get(r.id) ?? 0) / 1_000_000,
       // Real costs beyond hold and balance; the key is refused until a top-up pays it.
       owes: Number(r.overage_micros) / 1_000_000,
       expires_at: r.expires_at === null ? null : new Date(Number(r.expires_at)).toISOString(),
@@ -165,7 +168,7 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
     for (const k of view) {
       const state = k.revoked ? 'revoked' : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? 'expired' : 'active';
       out(
-        `${k.id}  ${k.name}  ${k.prefix}  ${state}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${k.credit === null ? 'unlimited' : '$' + k.credit}${k.owes > 0 ? '  owes=$' + k.owes : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`,
+        `${k.id}  ${k.name}  ${k.prefix}  ${state}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${k.credit === null ? 'unlimited' : '$' + k.credit}${k.leased > 0 ? '  leased=$' + k.leased : ''}${k.owes > 0 ? '  owes=$' + k.owes : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`,
       );
     }
     return;

@@ -13,6 +13,8 @@ import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { startStableSimulator } from './simulator/stable-address.js';
 import { CreditService } from './limits/credit.js';
+import { DEFAULT_LEASE_OPTIONS, LeaseBook } from './limits/credit-lease.js';
+import { LeasesRepo } from './store/repos/leases.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -99,7 +101,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxConnections: config.relay.max_connections_per_origin,
     answerLimits: { bodyBytes: Math.floor(config.relay.max_body_mb * 1024 * 1024), eventBytes: Math.floor(config.relay.max_stream_event_mb * 1024 * 1024) },
   });
-  const credit = new CreditService(reservations);
+  const leasesRepo = new LeasesRepo(store.db);
+  const leaseOptions = {
+    ...DEFAULT_LEASE_OPTIONS,
+    ttlMs: config.limits.credit_lease_ttl_s * 1000,
+    flushMs: config.limits.credit_flush_ms,
+    graceMs: Math.min(DEFAULT_LEASE_OPTIONS.graceMs, config.limits.credit_lease_ttl_s * 1000),
+  };
+  const credit = new CreditService(
+    reservations,
+    config.limits.credit_leases
+      ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
+      : null,
+  );
   const metrics = new Metrics();
   const relay = new Relay(config.relay, (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }));
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
@@ -128,6 +142,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     async close() {
       clearInterval(holdSweep);
       await tasks.poller.stop();
+      await credit.close();
       await ledger.close();
       await limits.close();
       await upstream.close();
