@@ -3,6 +3,7 @@ import type { Database, TaskTable } from '../schema.js';
 import type { Dialect } from '../db.js';
 import { insertArchiveJob, type ArchiveRow } from './archives.js';
 import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
+import { insertTaskCallback, type TaskCallbackRow } from './task-callbacks.js';
 
 export type TaskRow = Selectable<TaskTable>;
 export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
@@ -37,8 +38,16 @@ export class TasksRepo {
     private readonly dialect: Dialect,
   ) {}
 
-  async insert(row: TaskRow): Promise<void> {
-    await this.db.insertInto('tasks').values(row).execute();
+  /** Stores a new task, with where its webhooks go (in one transaction) when it has a callback. */
+  async insert(row: TaskRow, callback?: TaskCallbackRow): Promise<void> {
+    if (!callback) {
+      await this.db.insertInto('tasks').values(row).execute();
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('tasks').values(row).execute();
+      await insertTaskCallback(trx, callback);
+    });
   }
 
   async get(taskId: string): Promise<TaskRow | undefined> {
