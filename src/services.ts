@@ -7,7 +7,7 @@ import { UsageRepo } from './store/repos/usage.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
-import { registerSecret } from './http/redact.js';
+import { registerChannelSecrets, registerSecret } from './http/redact.js';
 import { Metrics } from './http/metrics.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { createTaskLifecycle, type TaskLifecycle } from './tasks/lifecycle.js';
@@ -70,8 +70,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         : await startSimulator({ ...simOpts, port: config.simulator.port });
   }
   // A simulator channel without a base_url points at the in-process simulator.
+  registerSecret(urlPassword(config.database.url));
   for (const ch of config.channels) {
-    registerSecret(ch.api_key);
+    registerChannelSecrets(ch);
     // The simulator wants a key on its API routes, as the real providers do; any will do.
     if (ch.type === 'simulator' && !ch.api_key) ch.api_key = 'simulator-key';
     if (ch.type === 'simulator' && !ch.base_url) {
@@ -148,3 +149,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
 
 export class GatewayConfigError extends Error {}
 
+/** The password of a connection URL (a database's), to keep it out of error messages. */
+function urlPassword(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return '';
+  }
+}

@@ -23,6 +23,8 @@ export const ChannelSchema = Type.Object(
     // Omitted only for a `simulator` channel: it then points at the in-process simulator.
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     api_key: Type.Optional(Type.String()),
+    // The second credential of providers that sign their requests (Kling: the secret key).
+    api_secret: Type.Optional(Type.String()),
     priority: Int({ default: 0 }),
     weight: Int({ minimum: 1, default: 1 }),
     enabled: Type.Boolean({ default: true }),
