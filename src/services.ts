@@ -107,7 +107,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const metrics = new Metrics();
   const relay = new Relay(config.relay, (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }));
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
-  const lifecycle = createTaskLifecycle({ config, store, tasks });
+  const lifecycle = createTaskLifecycle({ config, store, tasks, registry: metrics.registry });
   if (!opts.noPoller) {
     tasks.poller.start();
     lifecycle.start();
