@@ -3,7 +3,7 @@ import { redact } from './redact.js';
 // The gateway's one error type and the three error body shapes of DESIGN.md. Routes and hooks
 // throw GatewayError; the app's error handler renders it in the family of the request's path.
 
-export type Family = 'openai' | 'anthropic' | 'video' | 'plain';
+export type Family = 'openai' | 'anthropic' | 'video' | 'admin' | 'plain';
 
 export class GatewayError extends Error {
   constructor(
@@ -22,6 +22,7 @@ export function familyOf(url: string): Family {
   if (url.startsWith('/v1/messages')) return 'anthropic';
   if (url.startsWith('/v1/video/')) return 'video';
   if (url.startsWith('/v1/')) return 'openai';
+  if (url.startsWith('/admin/') || url === '/admin' || url.startsWith('/console')) return 'admin';
   return 'plain';
 }
 
@@ -65,6 +66,8 @@ export function errorBody(family: Family, err: GatewayError): unknown {
       return { code: err.code, message, data: null };
     case 'openai':
       return { error: { message, type: openaiErrorType(err.status, err.code), code: err.code, param: err.param } };
+    case 'admin':
+      return { error: { code: err.code, message } };
     default:
       return { error: err.code, message };
   }

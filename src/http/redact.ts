@@ -3,6 +3,7 @@
 // may echo in an error message).
 
 const CLIENT_KEY = /mg-[0-9A-Za-z]{12,}/g;
+const ADMIN_TOKEN = /mga-[0-9A-Za-z]{12,}/g;
 const upstreamSecrets = new Set<string>();
 
 /** Registers an upstream key to scrub from every message. */
@@ -11,7 +12,7 @@ export function registerSecret(secret: string | undefined): void {
 }
 
 export function redact(text: string): string {
-  let out = text.replace(CLIENT_KEY, 'mg-[redacted]');
+  let out = text.replace(CLIENT_KEY, 'mg-[redacted]').replace(ADMIN_TOKEN, 'mga-[redacted]');
   for (const s of upstreamSecrets) if (out.includes(s)) out = out.split(s).join('[redacted]');
   return out;
 }

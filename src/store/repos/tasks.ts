@@ -31,6 +31,12 @@ export class TasksRepo {
 
   async insert(row: TaskRow): Promise<void> {
     await this.db.insertInto('tasks').values(row).execute();
+    await this.recordMove(row.task_id, '', row.status, row.updated_at || Date.now());
+  }
+
+  /** A row of the task's timeline (operators read it in the admin API); only real status changes. */
+  private async recordMove(taskId: string, from: string, to: string, at: number, detail = ''): Promise<void> {
+    await this.db.insertInto('task_events').values({ task_id: taskId, at, from_status: from, to_status: to, detail }).execute();
   }
 
   async get(taskId: string): Promise<TaskRow | undefined> {
@@ -44,7 +50,12 @@ export class TasksRepo {
    */
   async move(taskId: string, from: string, patch: TaskPatch): Promise<boolean> {
     const r = await this.db.updateTable('tasks').set(patch).where('task_id', '=', taskId).where('status', '=', from).executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+    const moved = Number(r.numUpdatedRows) === 1;
+    if (moved && patch.status !== undefined && patch.status !== from) {
+      const detail = patch.status === 'FAILURE' && typeof patch.fail_reason === 'string' ? patch.fail_reason.slice(0, 500) : '';
+      await this.recordMove(taskId, from, String(patch.status), Number(patch.updated_at ?? Date.now()), detail);
+    }
+    return moved;
   }
 
   /** Pushes an open task's next poll back after a failed poll. */
