@@ -7,7 +7,7 @@ export const adminErrors = {
     new GatewayError(401, 'invalid_admin_token', message),
   csrf: () => new GatewayError(403, 'csrf_token_invalid', 'This request changes state and needs the session\'s CSRF token in the X-CSRF-Token header.'),
   notFound: (what: string) => new GatewayError(404, 'not_found', `${what} does not exist.`),
-  conflict: (message: string) => new GatewayError(409, 'conflict', message),
+  conflict: (message: string, code = 'conflict') => new GatewayError(409, code, message),
   tooManyLogins: (retryAfterS: number) =>
     new GatewayError(429, 'rate_limit_exceeded', 'Too many login attempts from this address; wait a minute.', { 'retry-after': String(retryAfterS) }),
   unavailable: (message: string) => new GatewayError(503, 'unavailable', message),

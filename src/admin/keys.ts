@@ -97,9 +97,19 @@ export class KeyAdmin {
     return this.views(await this.d.keys.list());
   }
 
-  async create(input: KeyInput): Promise<{ key: KeyView; secret: string }> {
+  /**
+   * Names are how operators tell keys apart in lists and usage; two active keys of one name are
+   * almost always a mistake (a script run twice), so a duplicate takes `allowDuplicateName`.
+   */
+  async create(input: KeyInput, opts: { allowDuplicateName?: boolean } = {}): Promise<{ key: KeyView; secret: string }> {
     const name = this.name(input.name);
     if (name === undefined) throw adminErrors.invalid('name is required');
+    if (!opts.allowDuplicateName) {
+      const same = await this.d.keys.activeByName(name);
+      if (same.length) {
+        throw adminErrors.conflict(`an active key named "${name}" exists already (${same.map((k) => k.id).join(', ')}); choose another name, revoke it, or allow a duplicate name`, 'duplicate_name');
+      }
+    }
     const models = this.models(input.models);
     const creditMicros = input.credit_usd === undefined || input.credit_usd === null ? null : this.amount(input.credit_usd, 'credit_usd', false);
     const secret = generateApiKey();
@@ -142,7 +152,7 @@ export class KeyAdmin {
     if (!(await this.d.keys.revoke(id))) {
       const row = await this.d.keys.findById(id);
       if (!row) throw adminErrors.notFound(`The key ${JSON.stringify(id)}`);
-      throw adminErrors.conflict(`The key ${id} is already revoked.`);
+      throw adminErrors.conflict(`The key ${id} is already revoked.`, 'already_revoked');
     }
     await this.d.changed?.();
     return this.get(id);
@@ -153,9 +163,9 @@ export class KeyAdmin {
     const micros = this.amount(amount, 'usd', true);
     const before = await this.d.reservations.balance(id);
     if (before === undefined) throw adminErrors.notFound(`The key ${JSON.stringify(id)}`);
-    if (before === null) throw adminErrors.conflict(`The key ${id} has unlimited credit; there is no balance to change.`);
+    if (before === null) throw adminErrors.conflict(`key ${id} has unlimited credit; there is no balance to change`, 'unlimited_credit');
     if (!(await this.d.reservations.topUp(id, micros))) {
-      throw adminErrors.conflict(`The balance of ${id} is ${usd(before)} USD; taking ${usd(-micros)} would take it below zero.`);
+      throw adminErrors.conflict(`key ${id} has $${usd(before)} left; cannot take $${usd(-micros)} (a balance never goes below zero)`, 'insufficient_balance');
     }
     return this.get(id);
   }

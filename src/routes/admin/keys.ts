@@ -28,12 +28,13 @@ export function registerKeyRoutes(app: FastifyInstance, admin: Admin): void {
       schema: {
         tags,
         summary: 'Create a key; the answer holds the key itself, shown this once',
-        body: Type.Object({ ...KeyFields, credit_usd: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: 30 }), Type.Number()]))), models: Type.Optional(KeyFields.models), rpm: Type.Optional(Limit), concurrency: Type.Optional(Limit), expires_at: Type.Optional(KeyFields.expires_at) }, { additionalProperties: false }),
+        body: Type.Object({ ...KeyFields, allow_duplicate_name: Type.Optional(Type.Boolean()), credit_usd: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: 30 }), Type.Number()]))), models: Type.Optional(KeyFields.models), rpm: Type.Optional(Limit), concurrency: Type.Optional(Limit), expires_at: Type.Optional(KeyFields.expires_at) }, { additionalProperties: false }),
       },
     },
     async (request, reply) => {
       const a = actorOf(request);
-      const { key, secret } = await admin.keys.create(request.body);
+      const { allow_duplicate_name, ...input } = request.body;
+      const { key, secret } = await admin.keys.create(input, { allowDuplicateName: allow_duplicate_name === true });
       await admin.audit.record(actorName(a), 'key.create', key.id, { name: key.name, models: key.models, rpm: key.rpm, concurrency: key.concurrency, credit_usd: key.credit_usd, expires_at: key.expires_at }, request.ip);
       return reply.code(201).send({ ...key, key: secret });
     },

@@ -74,6 +74,10 @@ export class KeysRepo {
     return q.execute();
   }
 
+  activeByName(name: string): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('name', '=', name).where('revoked_at', 'is', null).execute();
+  }
+
   /** Changes a key's name, allow-list, limits or expiry; false when no such key. */
   async update(id: string, patch: Partial<Pick<ApiKeyRow, 'name' | 'models' | 'rpm' | 'concurrency' | 'expires_at'>>): Promise<boolean> {
     if (!Object.keys(patch).length) return (await this.findById(id)) !== undefined;
