@@ -83,7 +83,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
       registerImageRoutes(api, services);
       registerChatRoutes(api, services);
       registerMessagesRoutes(api, services);
-      registerVideoRoutes(api, services.tasks.service);
+      registerVideoRoutes(api, services.tasks.service, services.config);
       registerVideoLifecycleRoutes(api, services);
     }
     if (surface !== 'public') registerAdminRoutes(api, services, createAdmin(services, opts.admin), opts.admin);

@@ -23,6 +23,8 @@ export interface KeyView {
   credit_usd: string | null;
   /** Reserved by requests and tasks still running; not part of credit_usd. */
   held_usd: string;
+  /** Real costs beyond hold and balance: the key is refused until a top-up pays them. */
+  owes_usd: string;
   status: 'active' | 'revoked' | 'expired';
   expires_at: string | null;
   revoked_at: string | null;
@@ -66,6 +68,7 @@ export class KeyAdmin {
       concurrency: Number(r.concurrency),
       credit_usd: r.credit_micros === null ? null : usd(Number(r.credit_micros)),
       held_usd: usd(held.get(r.id) ?? 0),
+      owes_usd: usd(Number(r.overage_micros ?? 0)),
       status: r.revoked_at !== null ? 'revoked' : r.expires_at !== null && Number(r.expires_at) <= now ? 'expired' : 'active',
       expires_at: iso(r.expires_at),
       revoked_at: iso(r.revoked_at),

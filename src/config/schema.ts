@@ -9,8 +9,12 @@ export const ChannelType = Type.Union([
   Type.Literal('openai'),
   Type.Literal('anthropic'),
   Type.Literal('ark'),
+  Type.Literal('gemini'),
   Type.Literal('simulator'),
 ]);
+
+/** The chat wire formats an upstream may speak (see docs/chat.md). */
+export const ChatWireFormat = Type.Union([Type.Literal('openai'), Type.Literal('responses'), Type.Literal('anthropic'), Type.Literal('gemini')]);
 
 export const ChannelSchema = Type.Object(
   {
@@ -19,12 +23,17 @@ export const ChannelSchema = Type.Object(
     // Omitted only for a `simulator` channel: it then points at the in-process simulator.
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     api_key: Type.Optional(Type.String()),
+    // The second credential of providers that sign their requests (Kling: the secret key).
+    api_secret: Type.Optional(Type.String()),
     priority: Int({ default: 0 }),
     weight: Int({ minimum: 1, default: 1 }),
     enabled: Type.Boolean({ default: true }),
     models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
     // gateway model id -> upstream model id
     model_map: Type.Record(Type.String(), Type.String(), { default: {} }),
+    // Chat wire format spoken upstream: `responses` on an `openai` channel (models only served by
+    // the Responses API); any format on a `simulator` channel (else it answers in the client's).
+    upstream_format: Type.Optional(ChatWireFormat),
     // At most this many video-task polls in flight against this channel.
     poll_concurrency: Int({ minimum: 1, default: 8 }),
     // URLs this channel hands the gateway (results, redirects) may point at private, loopback or
@@ -67,8 +76,49 @@ export const ModelSchema = Type.Object(
     // Requests per minute across all keys; 0 = no model limit (then limits.model_rpm applies).
     rpm: Type.Optional(Type.Integer({ minimum: 0 })),
     price: Type.Optional(PriceSchema),
+    // Chat: input tokens one image part may cost at most, for the credit hold (default 1600).
+    image_input_tokens: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
+);
+
+// Where finished videos are archived, so /content keeps working after the provider's URL and
+// retention are gone (docs/video.md, "Archive").
+export const StorageSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('none'), Type.Literal('local'), Type.Literal('s3')], { default: 'none' }),
+    // type local: the directory (relative to the config file; to the working directory in the embedded default).
+    dir: Type.String({ minLength: 1, default: './data/videos' }),
+    // type s3: any S3-compatible store.
+    s3: Type.Optional(
+      Type.Object(
+        {
+          bucket: Type.String({ minLength: 3, maxLength: 63 }),
+          region: Type.String({ minLength: 1, default: 'us-east-1' }),
+          // Omitted for AWS itself; set for MinIO, R2, TOS, OSS and the like.
+          endpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
+          access_key_id: Type.Optional(Type.String({ minLength: 1 })),
+          secret_access_key: Type.Optional(Type.String({ minLength: 1 })),
+          // Object keys are <prefix><task_id>.mp4.
+          prefix: Type.String({ default: 'videos/' }),
+          // Path-style URLs (endpoint/bucket/key): what most S3-compatible servers want.
+          force_path_style: Type.Boolean({ default: true }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    // provider: fail_reason of a SUCCESS is the provider's URL; gateway: the gateway's /content URL.
+    public_url_mode: Type.Union([Type.Literal('provider'), Type.Literal('gateway')], { default: 'provider' }),
+    // Archived videos older than this many days are deleted; 0 keeps them.
+    retain_days: Type.Number({ minimum: 0, default: 0 }),
+    // Seconds to wait before each further attempt of a failed copy; the copy gives up after the last.
+    retry_delays_s: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, default: [5, 30, 120, 600, 1800, 3600, 7200] }),
+    // How often an instance looks for copies to make, and how many it makes at once.
+    tick_ms: Int({ minimum: 10, default: 1000 }),
+    concurrency: Int({ minimum: 1, maximum: 64, default: 2 }),
+    lease_ms: Int({ minimum: 1000, default: 600000 }),
+  },
+  { additionalProperties: false, default: {} },
 );
 
 export const ConfigSchema = Type.Object(
@@ -85,6 +135,9 @@ export const ConfigSchema = Type.Object(
         headers_timeout_ms: Int({ minimum: 100, default: 15000 }),
         // Open connections from one client address; more are closed at once. 0 = no cap.
         max_connections_per_client: Int({ minimum: 0, default: 1024 }),
+        // The absolute base of URLs the gateway hands out (video /content links, provider callbacks),
+        // e.g. https://gateway.example.com. Unset: the request's own scheme and Host.
+        public_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -147,6 +200,10 @@ export const ConfigSchema = Type.Object(
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
         // Upstream sockets per origin: every held stream needs one.
         max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
+        // Largest upstream answer read whole (JSON answers), and largest single stream event or
+        // line; beyond them the upstream is cut off and the client gets 502 upstream_error.
+        max_body_mb: Type.Number({ exclusiveMinimum: 0, default: 32 }),
+        max_stream_event_mb: Type.Number({ exclusiveMinimum: 0, default: 4 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -175,6 +232,7 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    storage: StorageSchema,
     admin: Type.Object(
       {
         // The admin API (/admin/api/*) and the web console (/console). Off unless switched on.
@@ -198,5 +256,6 @@ export const ConfigSchema = Type.Object(
 export type Config = Static<typeof ConfigSchema>;
 export type ChannelConfig = Static<typeof ChannelSchema>;
 export type ModelConfig = Static<typeof ModelSchema>;
+export type StorageConfig = Static<typeof StorageSchema>;
 export type ModelKindName = Static<typeof ModelKind>;
 export type VideoModeName = Static<typeof VideoMode>;

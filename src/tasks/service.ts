@@ -13,6 +13,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { videoAdapterFor } from '../providers/videos.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
+import { redactDeep } from '../http/redact.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -91,7 +92,7 @@ export class TaskService {
         finish_time: 0,
         progress: '0%',
         // The provider's latest word on the task is its create answer ({"id": …}) until the first poll.
-        data: JSON.stringify(created),
+        data: JSON.stringify(redactDeep(created)),
         reservation_id: hold.reservationId,
         estimated_units: estimated,
         next_poll_at: now + this.d.config.tasks.poll_interval_ms,
@@ -128,8 +129,12 @@ export class TaskService {
     return toTaskRecord(row);
   }
 
-  /** Re-reads a finished task from its provider for a newly signed URL; one fetch per task at a time. */
-  private refreshUrl(row: TaskRow): Promise<TaskRow> {
+  /**
+   * Re-reads a finished task from its provider for a newly signed URL; one fetch per task at a
+   * time. On failure the stored row comes back unchanged. (Also used by /content and the archive
+   * when a download is refused because the URL expired early.)
+   */
+  refreshUrl(row: TaskRow): Promise<TaskRow> {
     let pending = this.refreshing.get(row.task_id);
     if (!pending) {
       pending = this.fetchFresh(row).finally(() => this.refreshing.delete(row.task_id));
