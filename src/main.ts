@@ -23,6 +23,8 @@ import { createServices, GatewayConfigError } from './services.js';
 import { startSimulator } from './simulator/server.js';
 import { startCluster } from './cluster/index.js';
 import { publishOnce } from './cluster/bus.js';
+import { WebhookSecretsRepo } from './store/repos/webhook-secrets.js';
+import { newWebhookSecret } from './tasks/webhooks/signing.js';
 
 const USAGE = `mediagate — a gateway to generative models
 
@@ -34,6 +36,7 @@ Usage:
   mediagate keys update ID [--name N] [--models a,b|*] [--rpm N] [--concurrency N] [--expires ISO-8601|never] [--json]
   mediagate keys create … --allow-duplicate-name   another active key may already carry NAME
   mediagate keys credit ID +USD | -USD        add to (or take from) a key's balance
+  mediagate keys webhook-secret ID [--json]   make (or rotate) the key's webhook signing secret; shown once
   mediagate simulate [--port N] [--host H] [--video-seconds S]
   mediagate admin create --name NAME [--json]   an admin token (mga-…) for the admin API and console, shown once
   mediagate admin list [--json]
@@ -231,6 +234,33 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
     );
     out(`Revoked ${id}.`);
     return tellInstances(config, 'keys', { key_id: id });
+  }
+  if (sub === 'webhook-secret') {
+    const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
+    const id = positionals[0];
+    if (!id || positionals.length > 1) throw new UsageError('keys webhook-secret needs one key id (see mediagate keys list)');
+    const secret = newWebhookSecret();
+    const rotated = await withStore(
+      config,
+      async (s) => {
+        const key = await new KeysRepo(s.db).findById(id);
+        if (!key || key.revoked_at !== null) throw new UsageError(`no active key with id ${id}`);
+        const repo = new WebhookSecretsRepo(s.db);
+        const had = !!(await repo.get(id));
+        const now = Date.now();
+        await repo.rotate(id, secret, now, now + config.webhooks.rotation_grace_s * 1000);
+        return had;
+      },
+      { mustExist: true },
+    );
+    if (values.json) return out(JSON.stringify({ key_id: id, secret, rotated }));
+    out(secret);
+    out(
+      rotated
+        ? `Rotated. Webhooks are signed with this secret and, for ${config.webhooks.rotation_grace_s} s more, with the previous one too. It is not shown again.`
+        : 'Webhooks of this key are signed with this secret (Standard Webhooks). It is not shown again.',
+    );
+    return;
   }
   if (sub === 'credit') {
     // Read positionally, not by parseArgs: "-5" after the id is an amount, not an option.

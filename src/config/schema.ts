@@ -121,6 +121,26 @@ export const StorageSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+// Completion webhooks of video tasks (docs/video.md, "Webhooks").
+export const WebhooksSchema = Type.Object(
+  {
+    // Lets callback_url be http:// (and point at loopback): for local development and tests only.
+    allow_insecure: Type.Boolean({ default: false }),
+    // Seconds to wait before each further attempt; after the last the delivery is given up. The
+    // default spans about 28 h.
+    retry_delays_s: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, default: [5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),
+    // One attempt, connect to last response byte.
+    timeout_ms: Int({ minimum: 100, maximum: 60000, default: 5000 }),
+    // How often an instance looks for due deliveries, how many it sends at once, how long its claim lasts.
+    tick_ms: Int({ minimum: 10, default: 1000 }),
+    concurrency: Int({ minimum: 1, maximum: 256, default: 16 }),
+    lease_ms: Int({ minimum: 1000, default: 60000 }),
+    // After `keys webhook-secret` rotates a key's secret, the old one keeps signing this long.
+    rotation_grace_s: Int({ minimum: 0, default: 86400 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -233,6 +253,7 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     storage: StorageSchema,
+    webhooks: WebhooksSchema,
     admin: Type.Object(
       {
         // The admin API (/admin/api/*) and the web console (/console). Off unless switched on.
@@ -257,5 +278,6 @@ export type Config = Static<typeof ConfigSchema>;
 export type ChannelConfig = Static<typeof ChannelSchema>;
 export type ModelConfig = Static<typeof ModelSchema>;
 export type StorageConfig = Static<typeof StorageSchema>;
+export type WebhooksConfig = Static<typeof WebhooksSchema>;
 export type ModelKindName = Static<typeof ModelKind>;
 export type VideoModeName = Static<typeof VideoMode>;

@@ -232,6 +232,9 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .createTable('webhook_secrets')
           .addColumn('key_id', 'text', (c) => c.primaryKey())
           .addColumn('secret', 'text', (c) => c.notNull())
+          // After a rotation the previous secret still signs (a second signature) until previous_until.
+          .addColumn('previous_secret', 'text')
+          .addColumn('previous_until', 'bigint', (c) => c.notNull().defaultTo(0))
           .addColumn('created_at', 'bigint', (c) => c.notNull())
           .execute();
         await db.schema

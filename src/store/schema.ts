@@ -153,6 +153,9 @@ export interface TaskCallbackTable {
 export interface WebhookSecretTable {
   key_id: string;
   secret: string;
+  previous_secret: string | null;
+  /** Until when (ms) deliveries are signed with the previous secret too. */
+  previous_until: number;
   created_at: number;
 }
 

@@ -11,6 +11,12 @@ import type { TaskServices } from './index.js';
 import { TaskLister } from './list.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { combineHooks, type MoveHooks } from './move-hooks.js';
+import { GatewayError } from '../http/errors.js';
+import { TaskCallbacksRepo } from '../store/repos/task-callbacks.js';
+import { WebhookOutboxRepo } from '../store/repos/webhook-outbox.js';
+import { WebhookSecretsRepo } from '../store/repos/webhook-secrets.js';
+import { WebhookSender } from './webhooks/sender.js';
+import { checkCallbackAddress, parseSubscription } from './webhooks/subscription.js';
 
 /** What clients do with tasks besides create and read: list, download, archive (and the workers behind them). */
 export interface TaskLifecycle {
@@ -20,6 +26,9 @@ export interface TaskLifecycle {
   archives: ArchivesRepo;
   /** null when storage.type is none. */
   archiver: Archiver | null;
+  webhooks: WebhookSender;
+  outbox: WebhookOutboxRepo;
+  secrets: WebhookSecretsRepo;
   start(): void;
   stop(): Promise<void>;
 }
@@ -39,7 +48,19 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const storage = createStorage(d.config.storage);
   const source = new ProviderVideoSource({ config: d.config, refresh: (row) => d.tasks.service.refreshUrl(row) });
   const archiver = storage ? new Archiver({ repo: archives, tasks: d.tasks.repo, storage, source, settings: d.config.storage, log }) : null;
-  const hooks: MoveHooks[] = [];
+  const outbox = new WebhookOutboxRepo(d.store.db, d.store.dialect);
+  const secrets = new WebhookSecretsRepo(d.store.db);
+  const webhooks = new WebhookSender({ outbox, callbacks: new TaskCallbacksRepo(d.store.db), secrets, config: d.config, log });
+  d.tasks.service.useSubscriptions(async (p, body) => {
+    const sub = parseSubscription(body, d.config.webhooks);
+    if (!sub) return null;
+    await checkCallbackAddress(sub, d.config.webhooks);
+    if (!(await secrets.get(p.keyId))) {
+      throw new GatewayError(400, 'webhook_secret_missing', 'This key has no webhook signing secret yet; the operator makes one with: mediagate keys webhook-secret <key id>.', {}, 'callback_url');
+    }
+    return sub;
+  });
+  const hooks: MoveHooks[] = [webhooks.hooks()];
   if (archiver) hooks.push(archiver.hooks());
   d.tasks.transitions.useHooks(combineHooks(hooks));
   return {
@@ -48,10 +69,15 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
     storage,
     archives,
     archiver,
+    webhooks,
+    outbox,
+    secrets,
     start() {
       archiver?.start();
+      webhooks.start();
     },
     async stop() {
+      await webhooks.stop();
       await archiver?.stop();
       await source.close();
     },

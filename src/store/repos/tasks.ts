@@ -3,6 +3,7 @@ import type { Database, TaskTable } from '../schema.js';
 import type { Dialect } from '../db.js';
 import { insertArchiveJob, type ArchiveRow } from './archives.js';
 import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
+import { insertTaskCallback, type TaskCallbackRow } from './task-callbacks.js';
 
 export type TaskRow = Selectable<TaskTable>;
 export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
@@ -37,9 +38,13 @@ export class TasksRepo {
     private readonly dialect: Dialect,
   ) {}
 
-  async insert(row: TaskRow): Promise<void> {
-    await this.db.insertInto('tasks').values(row).execute();
-    await recordMove(this.db, row.task_id, '', row.status, row.updated_at || Date.now());
+  /** Stores a new task, with where its webhooks go (in one transaction) when it has a callback, and the first row of its timeline. */
+  async insert(row: TaskRow, callback?: TaskCallbackRow): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('tasks').values(row).execute();
+      if (callback) await insertTaskCallback(trx, callback);
+      await recordMove(trx, row.task_id, '', row.status, row.updated_at || Date.now());
+    });
   }
 
   async get(taskId: string): Promise<TaskRow | undefined> {
