@@ -7,6 +7,7 @@ import { UsageRepo } from './store/repos/usage.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
+import { ChannelStats } from './relay/channel-stats.js';
 import { registerChannelSecrets, registerSecret } from './http/redact.js';
 import { Metrics } from './http/metrics.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
@@ -35,6 +36,8 @@ export interface Services {
   limits: RateLimits;
   upstream: UpstreamClient;
   metrics: Metrics;
+  /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
+  channelStats: ChannelStats;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
@@ -105,7 +108,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   const credit = new CreditService(reservations);
   const metrics = new Metrics();
-  const relay = new Relay(config.relay, (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }));
+  const channelStats = new ChannelStats();
+  const relay = new Relay(
+    config.relay,
+    (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
+    (channel, ok, ms) => channelStats.record(channel, ok, ms),
+  );
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   const lifecycle = createTaskLifecycle({ config, store, tasks, registry: metrics.registry });
   if (!opts.noPoller) {
@@ -131,6 +139,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     relay,
     upstream,
     metrics,
+    channelStats,
     simulator,
     tasks,
     lifecycle,

@@ -254,6 +254,20 @@ export const ConfigSchema = Type.Object(
     ),
     storage: StorageSchema,
     webhooks: WebhooksSchema,
+    admin: Type.Object(
+      {
+        // The admin API (/admin/api/*) and the web console (/console). Off unless switched on.
+        enabled: Type.Boolean({ default: false }),
+        // "host:port" of a separate listener that serves only the admin API and the console; absent =
+        // they are served on server.host:server.port beside the model endpoints.
+        listen: Type.Optional(Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$' })),
+        // Lifetime of a console session (the cookie and its row).
+        session_ttl_s: Int({ minimum: 60, maximum: 7 * 86400, default: 8 * 3600 }),
+        // Console login attempts per client address per minute.
+        login_per_minute: Int({ minimum: 1, maximum: 1000, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     channels: Type.Array(ChannelSchema, { default: [] }),
     models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
   },

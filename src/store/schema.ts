@@ -83,6 +83,47 @@ export interface UsageTable {
   created_at: number;
 }
 
+export interface AdminTokenTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** A console session: the cookie's value is never stored, only its SHA-256. */
+export interface AdminSessionTable {
+  id_hash: string;
+  token_id: string;
+  /** The CSRF token the console must send back in a header on every state-changing request. */
+  csrf: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  /** `admin:<token id> (<name>)` or `cli` */
+  actor: string;
+  action: string;
+  target: string;
+  /** JSON object */
+  detail: string;
+  ip: string;
+}
+
+export interface TaskEventTable {
+  id: Generated<number>;
+  task_id: string;
+  at: number;
+  from_status: string;
+  to_status: string;
+  detail: string;
+}
+
 /** A finished task's video copy in storage (docs/video.md, "Archive"). */
 export interface TaskArchiveTable {
   task_id: string;
@@ -149,4 +190,8 @@ export interface Database {
   task_callbacks: TaskCallbackTable;
   webhook_secrets: WebhookSecretTable;
   usage: UsageTable;
+  admin_tokens: AdminTokenTable;
+  admin_sessions: AdminSessionTable;
+  audit_log: AuditLogTable;
+  task_events: TaskEventTable;
 }
