@@ -99,10 +99,14 @@ export class LeasesRepo {
     return returned;
   }
 
-  /** What the key's leases hold, per key (every key with a lease). */
-  async leasedByKey(keyId?: string): Promise<Map<string, number>> {
+  /** What the keys' leases hold, per key (the given keys, or every key with a lease). */
+  async leasedByKey(keyIds?: string | string[]): Promise<Map<string, number>> {
     let q = this.db.selectFrom('credit_leases').select((eb) => ['key_id', eb.fn.sum<number>('amount_micros').as('leased')]).groupBy('key_id');
-    if (keyId) q = q.where('key_id', '=', keyId);
+    if (typeof keyIds === 'string') q = q.where('key_id', '=', keyIds);
+    else if (keyIds) {
+      if (!keyIds.length) return new Map();
+      q = q.where('key_id', 'in', keyIds);
+    }
     const rows = await q.execute();
     return new Map(rows.map((r) => [r.key_id, Number(r.leased ?? 0)]));
   }
