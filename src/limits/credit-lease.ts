@@ -204,7 +204,8 @@ export class LeaseBook {
   /** Writes everything settled so far (tests and `keys list` read the database after it). */
   async flush(keyId?: string): Promise<void> {
     const targets = keyId ? [this.leases.get(keyId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
-    await Promise.all(targets.filter((l) => l.spent > 0).map((l) => this.run(l, () => this.writeBack(l, false))));
+    // Queued behind any write already running (it may hold amounts this call must see written).
+    await Promise.all(targets.map((l) => this.run(l, () => (l.spent > 0 ? this.writeBack(l, false) : Promise.resolve()))));
   }
 
   /** Shutdown: writes back and returns every lease (a lease with holds still open stays until its expiry). */
