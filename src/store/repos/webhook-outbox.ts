@@ -95,6 +95,11 @@ export class WebhookOutboxRepo {
     return rows.map(normalize);
   }
 
+  async countPending(): Promise<number> {
+    const r = await this.db.selectFrom('webhook_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pending').executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
   /** Deliveries by state, for /metrics. */
   async countByState(): Promise<Record<string, number>> {
     const rows = await this.db.selectFrom('webhook_outbox').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();

@@ -16,8 +16,8 @@ export interface ArchiverDeps {
   source: ProviderVideoSource;
   settings: StorageConfig;
   log: TaskLog;
-  /** Told of every byte count stored (the archive bytes metric). */
-  onStored?(bytes: number): void;
+  /** Told of each attempt's outcome and the bytes a finished copy stored (metrics). */
+  onAttempt?(outcome: 'ok' | 'retry' | 'failed', bytes: number): void;
 }
 
 /** How often retention looks for expired copies. */
@@ -123,7 +123,7 @@ export class Archiver {
       return this.failed(job, redact((err as Error).message), false);
     }
     if (await this.d.repo.markStored(job.task_id, this.owner, stored.bytes, stored.contentType, Date.now())) {
-      this.d.onStored?.(stored.bytes);
+      this.d.onAttempt?.('ok', stored.bytes);
       this.d.log('info', 'video archived', { task_id: job.task_id, bytes: stored.bytes, attempts: job.attempts + 1 });
     }
   }
@@ -147,6 +147,7 @@ export class Archiver {
     const delays = this.d.settings.retry_delays_s;
     const next = final || attempts > delays.length ? null : Date.now() + delays[attempts - 1] * 1000;
     await this.d.repo.markAttemptFailed(job.task_id, this.owner, attempts, next, error);
+    this.d.onAttempt?.(next === null ? 'failed' : 'retry', 0);
     this.d.log(next === null ? 'error' : 'warn', next === null ? 'video archive: gave up' : 'video archive: copy failed; will retry', { task_id: job.task_id, attempts, error });
   }
 
