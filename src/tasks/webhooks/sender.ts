@@ -11,6 +11,7 @@ import { envelope, toTaskRecord } from '../record.js';
 import { baseFromConfig, presentRecord } from '../content/gateway-url.js';
 import type { TaskLog } from '../log.js';
 import type { MoveHooks } from '../move-hooks.js';
+import { ClaimWorker } from '../claim-worker.js';
 import { signedHeaders } from './signing.js';
 import { isLoopbackHost } from './subscription.js';
 
@@ -35,17 +36,13 @@ export interface WebhookSenderDeps {
  * out. A process that dies mid-delivery leaves its lease to run out, and the row is sent again:
  * delivery is at least once, and in no particular order.
  */
-export class WebhookSender {
+export class WebhookSender extends ClaimWorker<OutboxRow> {
   readonly owner = `webhooks-${randomBase62(12)}`;
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
-  private ticking: Promise<void> = Promise.resolve();
-  private readonly inflight = new Map<string, Promise<void>>();
   private readonly guarded: Agent;
   private readonly loopback: Agent;
-  private readonly abort = new AbortController();
 
   constructor(private readonly d: WebhookSenderDeps) {
+    super('webhooks', d.config.webhooks, d.log);
     const connectTimeoutMs = Math.min(d.config.webhooks.timeout_ms, 5000);
     this.guarded = guardedAgent({ connectTimeoutMs });
     // Only for loopback receivers with allow_insecure; every other address goes through the guard.
@@ -92,55 +89,21 @@ export class WebhookSender {
     };
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+  protected claim(now: number, room: number): Promise<OutboxRow[]> {
+    return this.d.outbox.claimDue(this.owner, now, now + this.d.config.webhooks.lease_ms, room);
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.ticking;
-    this.abort.abort();
-    await Promise.allSettled([...this.inflight.values()]);
-    await this.d.outbox.releaseLeases(this.owner).catch(() => undefined);
+  protected idOf(row: OutboxRow): string {
+    return row.id;
+  }
+
+  protected work(row: OutboxRow): Promise<void> {
+    return this.deliver(row);
+  }
+
+  protected async release(): Promise<void> {
+    await this.d.outbox.releaseLeases(this.owner);
     await Promise.all([this.guarded.close(), this.loopback.close()]);
-  }
-
-  wake(): void {
-    if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.ticking = this.ticking
-        .then(() => this.tick())
-        .catch((err: unknown) => this.d.log('error', 'webhooks: tick failed', { error: (err as Error).message }))
-        .then(() => {
-          if (!this.timer) this.schedule(this.d.config.webhooks.tick_ms);
-        });
-    }, ms);
-    this.timer.unref();
-  }
-
-  async tick(now = Date.now()): Promise<void> {
-    const s = this.d.config.webhooks;
-    const room = s.concurrency - this.inflight.size;
-    if (room <= 0) return;
-    const rows = await this.d.outbox.claimDue(this.owner, now, now + s.lease_ms, room);
-    for (const row of rows) {
-      if (this.inflight.has(row.id)) continue;
-      const p = this.deliver(row)
-        .catch((err: unknown) => this.d.log('error', 'webhooks: delivery failed unexpectedly', { webhook_id: row.id, error: (err as Error).message }))
-        .finally(() => this.inflight.delete(row.id));
-      this.inflight.set(row.id, p);
-    }
   }
 
   /** One attempt at one delivery. */
@@ -159,14 +122,14 @@ export class WebhookSender {
         body: row.payload,
         dispatcher,
         // Redirects are not followed: a receiver that moved must be given its new URL.
-        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(s.timeout_ms)]),
+        signal: AbortSignal.any([this.signal, AbortSignal.timeout(s.timeout_ms)]),
         headersTimeout: s.timeout_ms,
         bodyTimeout: s.timeout_ms,
       });
       status = res.statusCode;
       await readSome(res, MAX_RESPONSE_BYTES);
     } catch (err) {
-      if (this.abort.signal.aborted) return; // shutting down: the lease is handed back, the next owner sends it
+      if (this.signal.aborted) return; // shutting down: the lease is handed back, the next owner sends it
       return this.failed(row, 0, redact((err as Error).message), false);
     }
     if (status >= 200 && status < 300) {
