@@ -9,11 +9,13 @@ import { registerImageRoutes } from './routes/images.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerMessagesRoutes } from './routes/messages.js';
 import { registerVideoRoutes } from './routes/video.js';
+import { registerVideoLifecycleRoutes } from './routes/video-lifecycle.js';
 import { registerRateLimits } from './limits/hook.js';
 import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
 import { validationMessage, type SchemaError } from './http/validation-message.js';
 import { registerRequestGuards, tooLarge } from './http/request-guards.js';
+import { registerConnectionGuards, serverTimeoutOptions } from './http/connection-guards.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import swagger from '@fastify/swagger';
 import type { Services } from './services.js';
@@ -35,6 +37,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     // Per-request log lines cost throughput; the usage ledger records every request instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: Math.floor(config.server.body_limit_mb * 1024 * 1024),
+    ...serverTimeoutOptions(config.server),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Video task ids may be 128 characters; longer path parameters are answered by renderFrameworkError.
@@ -55,6 +58,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   // Before any route: it collects them all, for 405 answers.
   registerRouteErrors(app);
   registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
+  registerConnectionGuards(app, config.server);
   registerAuth(app, services.authenticator);
   registerRateLimits(app, services.limits, services.ledger);
   registerUsageBackstop(app, services.ledger);
@@ -70,6 +74,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     registerChatRoutes(api, services);
     registerMessagesRoutes(api, services);
     registerVideoRoutes(api, services.tasks.service);
+    registerVideoLifecycleRoutes(api, services);
     api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
   return app;

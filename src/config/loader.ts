@@ -101,6 +101,12 @@ export function validateConfig(raw: unknown, source = 'config'): Config {
   return config;
 }
 
+/** The chat formats a channel type may be told to speak (docs/chat.md). */
+const UPSTREAM_FORMATS: Partial<Record<string, string[]>> = {
+  openai: ['openai', 'responses'],
+  simulator: ['openai', 'responses', 'anthropic', 'gemini'],
+};
+
 function checkCrossReferences(config: Config, source: string): void {
   const names = new Set<string>();
   config.channels.forEach((ch, i) => {
@@ -108,6 +114,10 @@ function checkCrossReferences(config: Config, source: string): void {
     if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
     names.add(ch.name);
     if (ch.type !== 'simulator' && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
+    if (ch.upstream_format && !(UPSTREAM_FORMATS[ch.type] ?? []).includes(ch.upstream_format)) {
+      const allowed = UPSTREAM_FORMATS[ch.type];
+      throw new ConfigError(`${at}.upstream_format: a ${ch.type} channel ${allowed ? `speaks ${allowed.join(' or ')}` : 'has one fixed format; leave it out'}`);
+    }
     ch.models.forEach((m, j) => {
       if (!config.models[m]) throw new ConfigError(`${at}.models[${j}]: model "${m}" is not declared under models`);
     });

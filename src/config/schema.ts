@@ -9,8 +9,12 @@ export const ChannelType = Type.Union([
   Type.Literal('openai'),
   Type.Literal('anthropic'),
   Type.Literal('ark'),
+  Type.Literal('gemini'),
   Type.Literal('simulator'),
 ]);
+
+/** The chat wire formats an upstream may speak (see docs/chat.md). */
+export const ChatWireFormat = Type.Union([Type.Literal('openai'), Type.Literal('responses'), Type.Literal('anthropic'), Type.Literal('gemini')]);
 
 export const ChannelSchema = Type.Object(
   {
@@ -25,6 +29,9 @@ export const ChannelSchema = Type.Object(
     models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
     // gateway model id -> upstream model id
     model_map: Type.Record(Type.String(), Type.String(), { default: {} }),
+    // Chat wire format spoken upstream: `responses` on an `openai` channel (models only served by
+    // the Responses API); any format on a `simulator` channel (else it answers in the client's).
+    upstream_format: Type.Optional(ChatWireFormat),
     // At most this many video-task polls in flight against this channel.
     poll_concurrency: Int({ minimum: 1, default: 8 }),
     // URLs this channel hands the gateway (results, redirects) may point at private, loopback or
@@ -80,6 +87,11 @@ export const ConfigSchema = Type.Object(
         body_limit_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
         // Seconds to wait for in-flight requests on SIGTERM/SIGINT.
         shutdown_grace_s: Type.Number({ minimum: 0, default: 10 }),
+        // A whole request (headers and body) must arrive within this; its headers within the next.
+        request_timeout_ms: Int({ minimum: 100, default: 60000 }),
+        headers_timeout_ms: Int({ minimum: 100, default: 15000 }),
+        // Open connections from one client address; more are closed at once. 0 = no cap.
+        max_connections_per_client: Int({ minimum: 0, default: 1024 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,80 +1,59 @@
 import type { Dispatcher } from 'undici';
 import type { ChannelConfig } from '../config/schema.js';
-import type { ChatFormat, ReportedUsage, StreamTranslator } from '../formats/chat-stream.js';
-import type { AnthropicRequest } from '../formats/anthropic-types.js';
-import type { OpenAIChatRequest } from '../formats/openai-types.js';
+import type { ChatFormat } from '../formats/chat-stream.js';
 import type { Target } from '../upstream/target.js';
 import type { UpstreamFailure } from '../upstream/failure.js';
 import { anthropicFailure, anthropicHeaders } from './anthropic/api.js';
-import { AnthropicPassthroughStream, anthropicChat, anthropicChatRequest, anthropicChatResponse } from './anthropic/chat.js';
+import { anthropicChat } from './anthropic/chat.js';
 import { arkChat } from './ark/chat.js';
+import { geminiFailure, geminiHeaders } from './gemini/api.js';
+import { geminiChat, geminiChatPath } from './gemini/chat.js';
 import { openaiFailure, openaiHeaders } from './openai/api.js';
-import { OpenAIPassthroughStream, openaiChat, openaiChatRequest, openaiChatResponse } from './openai/chat.js';
+import { openaiChat, openaiResponses } from './openai/chat.js';
 
-// Which chat endpoint serves a channel, and the transforms of each wire format.
-
-/** An upstream answer, checked, with the usage it reports. */
-export interface ParsedChat<T = unknown> {
-  body: T;
-  usage: ReportedUsage;
-}
+// Which chat endpoint serves a channel. The wire formats themselves (request, answer and stream
+// codecs) are in src/formats/; a provider only says where, with which headers, in which format,
+// and how its errors read.
 
 /** Where and how a channel takes chat requests; `format` is the wire format spoken there. */
 export interface ChatEndpoint {
   format: ChatFormat;
-  url(target: Target): string;
+  url(target: Target, stream: boolean): string;
   headers(target: Target, stream: boolean): Record<string, string>;
   failure(res: Dispatcher.ResponseData): Promise<UpstreamFailure>;
 }
 
-/** The transforms of one wire format, whichever channel speaks it. */
-export interface ChatCodec {
-  /** The request body for the upstream (already in this format). */
-  request(body: Record<string, unknown>, upstreamModel: string, stream: boolean): string;
-  /** The upstream's answer checked (UpstreamFailure 'malformed' when it is not one). */
-  response(text: string): ParsedChat;
-  /** The stream transform for a client of this same format. */
-  passthrough(includeUsage: boolean): StreamTranslator;
-}
+const accept = (stream: boolean) => (stream ? 'text/event-stream' : 'application/json');
 
-export const CHAT_CODECS: Record<ChatFormat, ChatCodec> = {
-  openai: {
-    request: (body, model, stream) => openaiChatRequest(body as OpenAIChatRequest, model, stream),
-    response: openaiChatResponse,
-    passthrough: (includeUsage) => new OpenAIPassthroughStream(includeUsage),
-  },
-  anthropic: {
-    request: (body, model, stream) => anthropicChatRequest(body as AnthropicRequest, model, stream),
-    response: anthropicChatResponse,
-    passthrough: () => new AnthropicPassthroughStream(),
+// The simulator speaks every format at its origin, each at the real provider's path.
+const SIMULATOR: Record<ChatFormat, ChatEndpoint> = {
+  openai: { format: 'openai', url: (t) => `${t.baseUrl}/v1/chat/completions`, headers: (t, s) => ({ ...openaiHeaders(t), accept: accept(s) }), failure: openaiFailure },
+  responses: { format: 'responses', url: (t) => `${t.baseUrl}/v1/responses`, headers: (t, s) => ({ ...openaiHeaders(t), accept: accept(s) }), failure: openaiFailure },
+  anthropic: { format: 'anthropic', url: (t) => `${t.baseUrl}/v1/messages`, headers: (t, s) => ({ ...anthropicHeaders(t), accept: accept(s) }), failure: anthropicFailure },
+  gemini: {
+    format: 'gemini',
+    url: (t, s) => `${t.baseUrl}/v1beta${geminiChatPath(t.upstreamModel, s)}`,
+    headers: (t, s) => ({ ...geminiHeaders(t), accept: accept(s) }),
+    failure: geminiFailure,
   },
 };
 
-// The simulator speaks both formats at its origin: each client gets its own format, unconverted.
-const simulatorOpenAI: ChatEndpoint = {
-  format: 'openai',
-  url: (target) => `${target.baseUrl}/v1/chat/completions`,
-  headers: (target, stream) => ({ ...openaiHeaders(target), accept: stream ? 'text/event-stream' : 'application/json' }),
-  failure: openaiFailure,
-};
-
-const simulatorAnthropic: ChatEndpoint = {
-  format: 'anthropic',
-  url: (target) => `${target.baseUrl}/v1/messages`,
-  headers: (target, stream) => ({ ...anthropicHeaders(target), accept: stream ? 'text/event-stream' : 'application/json' }),
-  failure: anthropicFailure,
-};
-
-/** The chat endpoint of a channel type for a client of the given format. */
-export function chatEndpointFor(type: ChannelConfig['type'], client: ChatFormat): ChatEndpoint {
-  switch (type) {
+/**
+ * The chat endpoint of a channel for a client of the given format. An `openai` channel speaks
+ * Chat Completions unless `upstream_format: responses`; a `simulator` channel speaks its
+ * `upstream_format`, or else the client's own format.
+ */
+export function chatEndpointFor(channel: Pick<ChannelConfig, 'type' | 'upstream_format'>, client: ChatFormat): ChatEndpoint {
+  switch (channel.type) {
     case 'openai':
-      return openaiChat;
+      return channel.upstream_format === 'responses' ? openaiResponses : openaiChat;
     case 'ark':
       return arkChat;
     case 'anthropic':
       return anthropicChat;
+    case 'gemini':
+      return geminiChat;
     case 'simulator':
-      return client === 'anthropic' ? simulatorAnthropic : simulatorOpenAI;
+      return SIMULATOR[channel.upstream_format ?? client];
   }
 }

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { TaskRow } from '../store/repos/tasks.js';
 import { progressOf } from './status.js';
 
-// The TaskRecord of spec 2.3 and its envelope. The response schema lists exactly these fields, so
+// The TaskRecord (docs/video.md, "The task record") and its envelope. The response schema lists exactly these fields, so
 // Fastify's serializer drops anything else a row might carry (key, channel, reservation, lease…).
 
 export const TaskRecordSchema = Type.Object(

@@ -4,7 +4,7 @@ import type { ImageRole, VideoGenerationRequest, VideoImage, VideoParams } from 
 import { VIDEO_FPS } from '../limits/pricing.js';
 
 // The body of POST /v1/video/generations: checked field by field so every mistake gets a 400 that
-// names the field, and the mode derived from the images (DESIGN.md, "Video tasks").
+// names the field, and the mode derived from the images (docs/video.md, the mode table).
 
 export const TASK_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
@@ -54,7 +54,7 @@ function parseImage(v: unknown, at: string): { url: string; role?: ImageRole } {
   return { url, role: role as ImageRole | undefined };
 }
 
-/** Mode and final roles from the images, per the table of DESIGN.md; any other combination is 400. */
+/** Mode and final roles from the images, per the mode table of docs/video.md; any other combination is 400. */
 export function deriveMode(images: { url: string; role?: ImageRole }[]): { mode: VideoModeName; images: VideoImage[] } {
   const roles = images.map((i) => i.role);
   if (images.length === 0) return { mode: 'text', images: [] };

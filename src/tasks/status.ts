@@ -1,6 +1,6 @@
 import type { ProviderTaskView } from '../providers/videos.js';
 
-// Provider task state → gateway status, progress and fail_reason (DESIGN.md, "Video tasks").
+// Provider task state → gateway status, progress and fail_reason (the status table of docs/video.md).
 
 export type GatewayStatus = 'SUBMITTED' | 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
 

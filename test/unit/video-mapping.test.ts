@@ -10,7 +10,7 @@ import { GatewayError } from '../../src/http/errors.js';
 describe('provider status → gateway status', () => {
   const view = (task: Record<string, unknown>) => arkVideos.view(task);
 
-  it('maps every Ark status per the DESIGN table', () => {
+  it('maps every Ark status per the status table of docs/video.md', () => {
     expect(mapProviderTask(view({ status: 'queued' }))).toEqual({ status: 'QUEUED', failReason: '' });
     expect(mapProviderTask(view({ status: 'running' }))).toEqual({ status: 'IN_PROGRESS', failReason: '' });
     expect(mapProviderTask(view({ status: 'succeeded', content: { video_url: 'https://v/x.mp4' } }))).toEqual({ status: 'SUCCESS', failReason: 'https://v/x.mp4' });
