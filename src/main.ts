@@ -31,10 +31,10 @@ const USAGE = `mediagate — a gateway to generative models
 Usage:
   mediagate [serve]                          serve the gateway (config from MEDIAGATE_CONFIG, else the embedded default)
   mediagate keys create --name NAME [--models a,b] [--expires ISO-8601] [--rpm N] [--concurrency N] [--credit USD] [--json]
+                       [--allow-duplicate-name]   (another active key may already carry NAME)
   mediagate keys list [--json]
   mediagate keys revoke ID
   mediagate keys update ID [--name N] [--models a,b|*] [--rpm N] [--concurrency N] [--expires ISO-8601|never] [--json]
-  mediagate keys create … --allow-duplicate-name   another active key may already carry NAME
   mediagate keys credit ID +USD | -USD        add to (or take from) a key's balance
   mediagate keys webhook-secret ID [--json]   make (or rotate) the key's webhook signing secret; shown once
   mediagate simulate [--port N] [--host H] [--video-seconds S]
