@@ -46,7 +46,14 @@ const CLIENT_CLOSED = 499;
 export class TaskService {
   private readonly refreshing = new Map<string, Promise<TaskRow>>();
 
+  /** Checks a create body's callback_url / callback_events (installed by the webhooks part). */
+  private subscribe: ((p: Principal, body: Record<string, unknown>) => Promise<{ url: string; events: string[] } | null>) | null = null;
+
   constructor(private readonly d: TaskServiceDeps) {}
+
+  useSubscriptions(check: (p: Principal, body: Record<string, unknown>) => Promise<{ url: string; events: string[] } | null>): void {
+    this.subscribe = check;
+  }
 
   /**
    * `claimRow` is asked before the request's usage row is written (the route's one-row-per-request
@@ -66,6 +73,9 @@ export class TaskService {
       throw new GatewayError(400, 'unsupported_mode', `The model "${model.id}" does not support ${mode} generation; it supports: ${modes.join(', ') || 'none'}.`, {}, 'images');
     }
 
+    // Where the task's webhooks go: checked (URL, address, signing secret) before any credit is held.
+    const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
+
     const estimated = videoTokens(parsed.estimate.resolution, parsed.estimate.ratio, parsed.estimate.seconds);
     let channelName = '';
     const record = (status: number) => {
@@ -77,7 +87,8 @@ export class TaskService {
       record(CLIENT_CLOSED);
       throw gone();
     }
-    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
+    // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
+    const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimated));
 
     let row: TaskRow;
     try {
@@ -120,7 +131,7 @@ export class TaskService {
       };
       try {
         // The provider already runs the task: a dropped database connection must not lose it.
-        await retryWhileUnavailable(() => this.d.repo.insert(row));
+        await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
       } catch (err) {
         this.d.log('error', 'video task: storing a created task failed', { task_id: created.id, error: (err as Error).message });
         if (statusOf(err) === 503) throw err;
