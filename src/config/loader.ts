@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
 import { embeddedDefault } from './defaults.js';
+import { providerFor, providerTypes } from '../providers/index.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -107,7 +108,10 @@ function checkCrossReferences(config: Config, source: string): void {
     const at = `${source}: channels[${i}]`;
     if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
     names.add(ch.name);
-    if (ch.type !== 'simulator' && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
+    const provider = providerFor(ch.type);
+    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes().join(', ')} (got ${JSON.stringify(ch.type)})`);
+    if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
+    if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
     ch.models.forEach((m, j) => {
       if (!config.models[m]) throw new ConfigError(`${at}.models[${j}]: model "${m}" is not declared under models`);
     });

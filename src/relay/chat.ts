@@ -8,7 +8,9 @@ import { openaiToAnthropicRequest } from '../formats/openai-to-anthropic/request
 import { openaiToAnthropicResponse } from '../formats/openai-to-anthropic/response.js';
 import { OpenAIToAnthropicStream } from '../formats/openai-to-anthropic/stream.js';
 import { SseReader } from '../formats/sse.js';
-import { CHAT_CODECS, chatEndpointFor, type ChatEndpoint } from '../providers/chat.js';
+import { CHAT_CODECS } from '../providers/chat-codecs.js';
+import type { ChatEndpoint } from '../providers/chat-types.js';
+import { chatEndpointFor } from '../providers/index.js';
 import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import { readText } from '../upstream/json.js';
@@ -47,8 +49,8 @@ export class ChatRelay {
   constructor(private readonly upstream: UpstreamClient) {}
 
   async complete(call: ChatCall, target: Target): Promise<ChatAnswer> {
-    const endpoint = chatEndpointFor(target.channel.type, call.client);
-    const res = await this.send(call, target, endpoint);
+    const { endpoint, target: to } = this.endpoint(call, target);
+    const res = await this.send(call, to, endpoint);
     const text = await readText(res, call.signal);
     const parsed = CHAT_CODECS[endpoint.format].response(text);
     if (endpoint.format === call.client) return { payload: text, usage: parsed.usage };
@@ -65,8 +67,8 @@ export class ChatRelay {
    * replaced by the next one.
    */
   async open(call: ChatCall, target: Target): Promise<OpenedStream> {
-    const endpoint = chatEndpointFor(target.channel.type, call.client);
-    const res = await this.send(call, target, endpoint);
+    const { endpoint, target: to } = this.endpoint(call, target);
+    const res = await this.send(call, to, endpoint);
     const type = String(res.headers['content-type'] ?? '');
     if (!type.startsWith('text/event-stream')) {
       await readText(res, call.signal).catch(() => '');
@@ -97,6 +99,13 @@ export class ChatRelay {
     if (endpoint.format === call.client) return CHAT_CODECS[endpoint.format].passthrough(call.includeUsage);
     const model = String(call.body.model);
     return call.client === 'openai' ? new AnthropicToOpenAIStream(model, call.includeUsage) : new OpenAIToAnthropicStream(model);
+  }
+
+  /** The channel's chat endpoint for this client; a channel type without chat is a misconfiguration: try the next. */
+  private endpoint(call: ChatCall, target: Target): { endpoint: ChatEndpoint; target: Target } {
+    const found = chatEndpointFor(target, call.client);
+    if (!found) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no chat`, 501);
+    return found;
   }
 
   private async send(call: ChatCall, target: Target, endpoint: ChatEndpoint) {

@@ -3,7 +3,7 @@ import { parseUpstreamJson } from '../../upstream/json.js';
 import { approxTokens, inStreamFailure, type ReportedUsage, type StreamTranslator } from '../../formats/chat-stream.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicUsage } from '../../formats/anthropic-types.js';
 import { dataFrame, eventFrame, type SseEvent } from '../../formats/sse.js';
-import type { ChatEndpoint, ParsedChat } from '../chat.js';
+import type { ChatEndpoint, ParsedChat } from '../chat-types.js';
 import { anthropicFailure, anthropicHeaders, anthropicUrl } from './api.js';
 
 // Anthropic Messages: POST {base_url}/v1/messages with x-api-key and anthropic-version. Usage comes

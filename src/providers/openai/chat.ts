@@ -3,7 +3,7 @@ import { parseUpstreamJson } from '../../upstream/json.js';
 import { inStreamFailure, type ReportedUsage, type StreamTranslator } from '../../formats/chat-stream.js';
 import type { OpenAIChatCompletion, OpenAIChatRequest } from '../../formats/openai-types.js';
 import { DONE_FRAME, dataFrame, type SseEvent } from '../../formats/sse.js';
-import type { ChatEndpoint, ParsedChat } from '../chat.js';
+import type { ChatEndpoint, ParsedChat } from '../chat-types.js';
 import { openaiFailure, openaiHeaders, openaiUrl } from './api.js';
 
 // OpenAI Chat Completions: POST {base_url}/chat/completions. The transforms here are shared by every
