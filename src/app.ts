@@ -14,6 +14,7 @@ import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
 import { validationMessage, type SchemaError } from './http/validation-message.js';
 import { registerRequestGuards, tooLarge } from './http/request-guards.js';
+import { registerConnectionGuards, serverTimeoutOptions } from './http/connection-guards.js';
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import swagger from '@fastify/swagger';
 import type { Services } from './services.js';
@@ -35,6 +36,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     // Per-request log lines cost throughput; the usage ledger records every request instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: Math.floor(config.server.body_limit_mb * 1024 * 1024),
+    ...serverTimeoutOptions(config.server),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Video task ids may be 128 characters; longer path parameters are answered by renderFrameworkError.
@@ -55,6 +57,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   // Before any route: it collects them all, for 405 answers.
   registerRouteErrors(app);
   registerRequestGuards(app, Math.floor(config.server.body_limit_mb * 1024 * 1024));
+  registerConnectionGuards(app, config.server);
   registerAuth(app, services.authenticator);
   registerRateLimits(app, services.limits, services.ledger);
   registerUsageBackstop(app, services.ledger);

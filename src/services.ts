@@ -48,9 +48,15 @@ export interface ServiceOptions {
   noPoller?: boolean;
   /** Keep the embedded simulator's port and URL secret in this file across restarts (serve on SQLite). */
   simulatorStateFile?: string;
+  /**
+   * Where operational warnings go (Redis unreachable, a failed ledger write, a pool problem); as
+   * `mediagate: <message>` lines on stderr when absent. Tests collect them instead.
+   */
+  warn?: (message: string) => void;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
+  const warn = opts.warn ?? ((m: string) => process.stderr.write(`mediagate: ${m}\n`));
   let simulator: Simulator | null = null;
   if (config.simulator.embedded && !opts.noSimulator) {
     const simOpts = { videoSeconds: config.simulator.video_seconds, urlTtlS: config.simulator.url_ttl_s };
@@ -73,7 +79,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   let store: Store;
   try {
-    store = await openStore(config.database.url, { timeouts: config.database });
+    store = await openStore(config.database.url, { timeouts: config.database, warn });
   } catch (err) {
     await simulator?.close();
     throw err;
@@ -84,9 +90,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const catalog = new Catalog(config, firstSeen);
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const usage = new UsageRepo(store.db);
-  const ledger = new UsageLedger(usage, (err) => process.stderr.write(`mediagate: usage ledger write failed: ${(err as Error).message}\n`));
+  const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
-  const limits = await createRateLimits(config, (message) => process.stderr.write(`mediagate: ${message}\n`));
+  const limits = await createRateLimits(config, warn);
   const upstream = new UpstreamClient({
     connectMs: config.relay.connect_timeout_ms,
     firstByteMs: config.relay.first_byte_timeout_ms,
@@ -99,7 +105,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   if (!opts.noPoller) tasks.poller.start();
   const holdSweep = setInterval(() => {
-    credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => process.stderr.write(`mediagate: abandoned-hold sweep failed: ${(err as Error).message}\n`));
+    credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {

@@ -161,7 +161,8 @@ describe('a reload while Redis is unreachable', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     // Nothing listens on port 1: limits fall back to memory, cluster messages cannot be sent.
-    gw = await startGateway({ redis: { url: 'redis://127.0.0.1:1', key_prefix: 'mgtest:down:' } });
+    gw = await startGateway({ redis: { url: 'redis://127.0.0.1:1', key_prefix: 'mgtest:down:' } }, { expectWarnings: /redis/i });
+    expect(gw.warnings.join('\n')).toMatch(/redis unreachable at start/);
   });
   afterAll(async () => gw.close());
 

@@ -9,7 +9,7 @@ import { buildRequest, rawRequest } from './helpers/raw-http.js';
 import { buildApp } from '../src/app.js';
 import { GatewayError, familyOf } from '../src/http/errors.js';
 
-// Every status of DESIGN.md's table, rendered by the app's real error handler in each family's
+// Every status of the table in docs/errors.md, rendered by the app's real error handler in each family's
 // shape (and parsed by each family's SDK); 404, 405, 413 and errors raised before routing.
 
 const TABLE: Array<[number, string]> = [

@@ -11,7 +11,7 @@ describe('GET /v1/models', () => {
   });
   afterAll(async () => gw.close());
 
-  it('answers the spec shape with every field typed', async () => {
+  it('answers the documented shape with every field typed', async () => {
     const { key } = await gw.createKey();
     const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);

@@ -197,7 +197,7 @@ describe('Redis rate limits', () => {
     const redis = freshRedisPrefix();
     const gw = await startGateway({ redis: redis.config });
     const second = await createServices(gw.config);
-    const app2 = buildApp(second);
+    const app2 = buildApp(second, { logStream: { write: () => undefined } });
     try {
       await app2.listen({ host: '127.0.0.1', port: 0 });
       const addr = app2.server.address();
@@ -218,8 +218,9 @@ describe('Redis rate limits', () => {
 
   it('fall back to per-instance limits when Redis cannot be reached', async () => {
     // Port 1 on loopback refuses connections.
-    const gw = await startGateway({ redis: { url: 'redis://127.0.0.1:1', key_prefix: 'mgtest-unreachable:' } });
+    const gw = await startGateway({ redis: { url: 'redis://127.0.0.1:1', key_prefix: 'mgtest-unreachable:' } }, { expectWarnings: /redis/i });
     try {
+      expect(gw.warnings.join('\n')).toMatch(/redis unreachable at start/);
       const { key } = await gw.createKey({ rpm: 3, concurrency: 2 });
       const statuses = await Promise.all(Array.from({ length: 6 }, () => fetch(`${gw.url}/v1/models`, { headers: bearer(key) }).then((r) => r.status)));
       expect(statuses.filter((s) => s === 200)).toHaveLength(3);

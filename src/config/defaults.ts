@@ -41,6 +41,9 @@ export function embeddedDefault(env: Env): Record<string, unknown> {
     server: { host: '127.0.0.1', port: 8080 },
     database: { url: 'sqlite:./data/mediagate.db' },
     simulator: { embedded: true, video_seconds: 10 },
+    // A simulated task is queued for its first 2 s: polling every 5 s (the general default) would
+    // go from SUBMITTED straight to IN_PROGRESS. Polls of the in-process simulator cost nothing.
+    tasks: { poll_interval_ms: 1000, tick_ms: 250 },
     channels,
     models,
   };

@@ -26,6 +26,9 @@ export const ChannelSchema = Type.Object(
     model_map: Type.Record(Type.String(), Type.String(), { default: {} }),
     // At most this many video-task polls in flight against this channel.
     poll_concurrency: Int({ minimum: 1, default: 8 }),
+    // URLs this channel hands the gateway (results, redirects) may point at private, loopback or
+    // link-local addresses. Absent: true for `simulator` channels, false for every other type.
+    allow_private_network: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -82,6 +85,11 @@ export const ConfigSchema = Type.Object(
         body_limit_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
         // Seconds to wait for in-flight requests on SIGTERM/SIGINT.
         shutdown_grace_s: Type.Number({ minimum: 0, default: 10 }),
+        // A whole request (headers and body) must arrive within this; its headers within the next.
+        request_timeout_ms: Int({ minimum: 100, default: 60000 }),
+        headers_timeout_ms: Int({ minimum: 100, default: 15000 }),
+        // Open connections from one client address; more are closed at once. 0 = no cap.
+        max_connections_per_client: Int({ minimum: 0, default: 1024 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,6 +1,6 @@
 import { redact } from './redact.js';
 
-// The gateway's one error type and the three error body shapes of DESIGN.md. Routes and hooks
+// The gateway's one error type and the error body shapes of docs/errors.md. Routes and hooks
 // throw GatewayError; the app's error handler renders it in the family of the request's path.
 
 export type Family = 'openai' | 'anthropic' | 'video' | 'plain';
@@ -70,7 +70,7 @@ export function errorBody(family: Family, err: GatewayError): unknown {
   }
 }
 
-// Shorthands for the status table of DESIGN.md.
+// Shorthands for the status table of docs/errors.md.
 export const errors = {
   invalidRequest: (message: string, param: string | null = null) => new GatewayError(400, 'invalid_request', message, {}, param),
   invalidApiKey: (message = 'Invalid API key. Send it as "Authorization: Bearer <key>" or "x-api-key: <key>".') =>

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { onceSlot, type LimitStore, type Slot, type WindowResult } from './limit-store.js';
 import { consumeWindow, MemoryLimitStore } from './memory-store.js';
 
@@ -11,6 +11,12 @@ import { consumeWindow, MemoryLimitStore } from './memory-store.js';
 
 const LEASE_MS = 30_000;
 const RENEW_EVERY_MS = 10_000;
+/** One Redis command may take this long before it counts as failed. */
+const COMMAND_TIMEOUT_MS = 500;
+/** Consecutive failed commands that open the breaker. */
+const BREAKER_FAILURES = 2;
+/** While open, Redis is probed (PING) this often, off the request path. */
+const PROBE_EVERY_MS = 1000;
 
 const NOW_MS = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -35,9 +41,15 @@ type Warn = (message: string) => void;
  * Limits shared by every instance through Redis. When Redis cannot be reached the store falls back
  * to this instance's memory (each instance then enforces the full limit on its own) instead of
  * refusing traffic or dropping limits altogether; see docs/limits.md.
+ *
+ * A Redis that hangs (accepts, never answers) would cost every request a command timeout per
+ * command, so after BREAKER_FAILURES consecutive failures a breaker opens: requests use memory
+ * limits at once, and a background PING every PROBE_EVERY_MS closes the breaker when Redis answers.
  */
 export class RedisLimitStore implements LimitStore {
   private readonly windows = new Map<string, RateLimiterRedis>();
+  private failures = 0;
+  private probe: NodeJS.Timeout | null = null;
   private readonly fallback = new MemoryLimitStore();
   /** Slots this instance holds in Redis, by bucket, for lease renewal. */
   private readonly leases = new Map<string, Set<string>>();
@@ -62,7 +74,7 @@ export class RedisLimitStore implements LimitStore {
       // Fail fast instead of queueing while disconnected: a request must not wait for Redis.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      commandTimeout: 1000,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: 3000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
@@ -77,23 +89,37 @@ export class RedisLimitStore implements LimitStore {
   }
 
   async hit(bucket: string, limit: number, windowMs: number): Promise<WindowResult> {
-    return consumeWindow(this.window(limit, windowMs), bucket, limit, windowMs);
+    if (!this.usable()) return this.fallback.hit(bucket, limit, windowMs);
+    try {
+      const r = await consumeWindow(this.window(limit, windowMs), bucket, limit, windowMs);
+      this.succeeded();
+      return r;
+    } catch (err) {
+      this.failed(err, 'rate check');
+      return this.fallback.hit(bucket, limit, windowMs);
+    }
   }
 
   async unhit(bucket: string, limit: number, windowMs: number): Promise<void> {
+    if (!this.usable()) return this.fallback.unhit(bucket, limit, windowMs);
     await this.window(limit, windowMs)
       .reward(bucket, 1)
-      .catch(() => undefined);
+      .then(
+        () => this.succeeded(),
+        (err: unknown) => this.failed(err, 'rate refund'),
+      );
   }
 
   async acquire(bucket: string, limit: number): Promise<Slot | null> {
+    if (!this.usable()) return this.fallback.acquireNow(bucket, limit);
     const key = `${this.prefix}cc:${bucket}`;
     const member = `${this.instance}:${++this.seq}`;
     let ok: unknown;
     try {
       ok = await this.redis.eval(ACQUIRE, 1, key, String(limit), member, String(LEASE_MS));
+      this.succeeded();
     } catch (err) {
-      this.warnOnce(`redis: concurrency check failed (${(err as Error).message}); using this instance's count`);
+      this.failed(err, 'concurrency check');
       return this.fallback.acquireNow(bucket, limit);
     }
     if (Number(ok) !== 1) return null;
@@ -110,11 +136,20 @@ export class RedisLimitStore implements LimitStore {
   }
 
   async held(bucket: string): Promise<number> {
-    return Number(await this.redis.eval(COUNT, 1, `${this.prefix}cc:${bucket}`)) + (await this.fallback.held(bucket));
+    const local = await this.fallback.held(bucket);
+    if (!this.usable()) return local;
+    return Number(await this.redis.eval(COUNT, 1, `${this.prefix}cc:${bucket}`)) + local;
+  }
+
+  /** Whether requests talk to Redis now: connected, and the breaker closed. */
+  usable(): boolean {
+    return this.redis.status === 'ready' && this.probe === null;
   }
 
   async close(): Promise<void> {
     clearInterval(this.renewTimer);
+    if (this.probe) clearTimeout(this.probe);
+    this.probe = null;
     await this.fallback.close();
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
@@ -130,8 +165,6 @@ export class RedisLimitStore implements LimitStore {
         points: limit,
         duration: windowMs / 1000,
         rejectIfRedisNotReady: true,
-        // Used whenever a Redis call fails: this instance's own window, same limit.
-        insuranceLimiter: new RateLimiterMemory({ points: limit, duration: windowMs / 1000, keyPrefix: `insurance${id}` }),
       });
       this.windows.set(id, l);
     }
@@ -139,7 +172,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private async renew(): Promise<void> {
-    if (!this.leases.size || this.redis.status !== 'ready') return;
+    if (!this.leases.size || !this.usable()) return;
     const pipe = this.redis.pipeline();
     for (const [key, members] of this.leases) pipe.eval(RENEW, 1, key, String(LEASE_MS), ...members);
     try {
@@ -147,6 +180,31 @@ export class RedisLimitStore implements LimitStore {
     } catch (err) {
       this.warnOnce(`redis: lease renewal failed (${(err as Error).message})`);
     }
+  }
+
+  private succeeded(): void {
+    this.failures = 0;
+  }
+
+  private failed(err: unknown, what: string): void {
+    this.warnOnce(`redis: ${what} failed (${(err as Error).message}); using this instance's limits`);
+    if (++this.failures < BREAKER_FAILURES || this.probe) return;
+    this.warn(`redis: ${this.failures} commands failed in a row; limits are per instance until a probe answers (every ${PROBE_EVERY_MS} ms)`);
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    this.probe = setTimeout(() => {
+      this.redis.ping().then(
+        () => {
+          this.probe = null;
+          this.failures = 0;
+          this.warn('redis: answers again; limits are shared again');
+        },
+        () => this.scheduleProbe(),
+      );
+    }, PROBE_EVERY_MS);
+    this.probe.unref();
   }
 
   private warnOnce(message: string): void {

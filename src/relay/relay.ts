@@ -99,7 +99,7 @@ export class Relay {
   }
 }
 
-/** The gateway's answer for an upstream failure (DESIGN.md status table). */
+/** The gateway's answer for an upstream failure (status table of docs/errors.md). */
 export function failureToGatewayError(f: UpstreamFailure, all429 = f.status === 429, retryAfterS = f.retryAfterS): GatewayError {
   if (f.kind === 'status' && f.status === 429 && all429) {
     const after = String(Math.max(1, retryAfterS));

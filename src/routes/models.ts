@@ -22,7 +22,7 @@ function entry(m: CatalogModel) {
   return { id: m.id, object: 'model' as const, created: m.created, owned_by: m.ownedBy, supported_endpoint_types: m.endpointTypes };
 }
 
-/** GET /v1/models (spec 2.1–2.2, 4.1) and GET /v1/models/{id} for the OpenAI SDK's retrieve(). */
+/** GET /v1/models and GET /v1/models/{id} for the OpenAI SDK's retrieve(). */
 export function registerModelRoutes(app: FastifyInstance, catalog: Catalog): void {
   app.get(
     '/v1/models',

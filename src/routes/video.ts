@@ -6,7 +6,7 @@ import { TaskEnvelopeSchema, envelope } from '../tasks/record.js';
 
 /**
  * Video tasks: POST /v1/video/generations creates one, GET /v1/video/generations/{task_id} reads
- * it (spec 2.3, 4.2). Both answer {"code":"success","message":"","data":TaskRecord}; errors are
+ * it (docs/video.md). Both answer {"code":"success","message":"","data":TaskRecord}; errors are
  * {"code","message","data":null} (the app's error handler renders the video family).
  */
 export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService): void {

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { arkError } from './shapes.js';
-import { sampleVideo } from './mp4.js';
+import { sendSampleVideo } from './video-common.js';
 import { SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, videoTokens } from '../providers/ark/wire.js';
 
 // The simulator's Volcengine Ark video part: content generation tasks (create, get, list, delete)
@@ -258,24 +258,7 @@ function serveVideo(ctx: SimContext): void {
   // A valid signature proves this simulator (or its predecessor, holding the same secret) minted the
   // URL for a finished task, so the file is served even when the task is from before a restart.
   if (!id) return sendJson(ctx.res, 404, { Code: 'NoSuchKey', Message: 'The specified key does not exist.' });
-  const video = sampleVideo();
-  const headers: Record<string, string | number> = { 'content-type': 'video/mp4', 'accept-ranges': 'bytes' };
-  // Players fetch video in ranges; answer one `bytes=a-b` range, else the whole file.
-  const range = /^bytes=(\d*)-(\d*)$/.exec(String(ctx.req.headers.range ?? ''));
-  if (range && (range[1] || range[2])) {
-    let start = range[1] ? Number(range[1]) : video.length - Number(range[2]);
-    let end = range[1] && range[2] ? Number(range[2]) : video.length - 1;
-    start = Math.max(0, start);
-    end = Math.min(end, video.length - 1);
-    if (start > end) {
-      ctx.res.writeHead(416, { 'content-range': `bytes */${video.length}` });
-      return void ctx.res.end();
-    }
-    ctx.res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${video.length}`, 'content-length': end - start + 1 });
-    return void ctx.res.end(ctx.req.method === 'HEAD' ? undefined : video.subarray(start, end + 1));
-  }
-  ctx.res.writeHead(200, { ...headers, 'content-length': video.length });
-  ctx.res.end(ctx.req.method === 'HEAD' ? undefined : video);
+  sendSampleVideo(ctx);
 }
 
 export function arkVideoRoutes(): SimRoute[] {

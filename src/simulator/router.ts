@@ -56,6 +56,12 @@ export interface SimRoute {
   handle(ctx: SimContext): void | Promise<void>;
   /** The provider's error body for an injected status fault (OpenAI's shape when absent). */
   errorBody?(status: number, message: string): unknown;
+  /**
+   * The provider's own credential check, for providers whose key is not a plain Authorization or
+   * x-api-key header (Gemini's x-goog-api-key, Kling's signed JWT): answers the provider's error
+   * itself and returns false when the request is not authorized. Replaces the generic check.
+   */
+  authenticate?(ctx: SimContext): boolean;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

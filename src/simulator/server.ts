@@ -4,6 +4,10 @@ import { FaultBook, applyConnectionFault, parseFault } from './faults.js';
 import { sendJson, type SimContext, type SimOptions, type SimRoute, type SimState } from './router.js';
 import { catalogueRoutes } from './catalogue.js';
 import { arkVideoRoutes } from './ark-video.js';
+import { veoVideoRoutes } from './veo-video.js';
+import { klingVideoRoutes } from './kling-video.js';
+import { wanVideoRoutes } from './wan-video.js';
+import { hailuoVideoRoutes } from './hailuo-video.js';
 import { imageRoutes } from './images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
@@ -63,7 +67,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...openaiChatRoutes(), ...anthropicMessagesRoutes(), ...chatControlRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...anthropicMessagesRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(
@@ -111,8 +115,12 @@ export async function startSimulator(
 
   async function dispatch(route: SimRoute, ctx: SimContext): Promise<void> {
     try {
-      if (route.auth && state.options.requireAuth && !ctx.req.headers.authorization && !ctx.req.headers['x-api-key']) {
-        return sendJson(ctx.res, 401, openaiError('missing API key', 'invalid_api_key'));
+      if (route.auth && state.options.requireAuth) {
+        if (route.authenticate) {
+          if (!route.authenticate(ctx)) return;
+        } else if (!ctx.req.headers.authorization && !ctx.req.headers['x-api-key']) {
+          return sendJson(ctx.res, 401, openaiError('missing API key', 'invalid_api_key'));
+        }
       }
       if (route.auth) {
         const fault = state.faults.take(route.name);

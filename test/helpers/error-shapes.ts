@@ -1,6 +1,6 @@
 import { familyOf, type Family } from '../../src/http/errors.js';
 
-/** Checks that `body` is an error in the exact shape of `family` (DESIGN.md); returns its code or type. */
+/** Checks that `body` is an error in the exact shape of `family` (docs/errors.md); returns its code or type. */
 export function errorShapeProblem(family: Family, body: unknown): string | null {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'not a JSON object';
   const b = body as Record<string, unknown>;

@@ -18,6 +18,8 @@ export interface TestGateway {
   config: Config;
   /** Every log line the gateway wrote, raw. */
   logs: string[];
+  /** Every operational warning (`mediagate: …` on stderr in production), e.g. Redis unreachable. */
+  warnings: string[];
   createKey(opts?: KeyOptions): Promise<{ id: string; key: string }>;
   close(): Promise<void>;
 }
@@ -36,7 +38,15 @@ export interface KeyOptions {
  * fresh PostgreSQL database when MEDIAGATE_TEST_DB=postgres) and, unless the config names other
  * channels, the simulator embedded on its own port 0.
  */
-export async function startGateway(overrides: Record<string, unknown> = {}): Promise<TestGateway> {
+export interface GatewayOptions {
+  /**
+   * Warnings the test provokes on purpose (an unreachable Redis); they are only collected in
+   * `warnings`. Any other warning is also printed, so a real problem is never hidden.
+   */
+  expectWarnings?: RegExp;
+}
+
+export async function startGateway(overrides: Record<string, unknown> = {}, opts: GatewayOptions = {}): Promise<TestGateway> {
   const db = await freshDatabaseUrl();
   const raw: Record<string, unknown> = {
     server: { host: '127.0.0.1', port: 0 },
@@ -56,7 +66,12 @@ export async function startGateway(overrides: Record<string, unknown> = {}): Pro
       cb();
     },
   });
-  const services = await createServices(config);
+  const warnings: string[] = [];
+  const warn = (message: string) => {
+    warnings.push(message);
+    if (!opts.expectWarnings?.test(message)) process.stderr.write(`mediagate (test gateway): ${message}\n`);
+  };
+  const services = await createServices(config, { warn });
   const app = buildApp(services, { logStream });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -67,6 +82,7 @@ export async function startGateway(overrides: Record<string, unknown> = {}): Pro
     services,
     config,
     logs,
+    warnings,
     async createKey(opts: KeyOptions = {}) {
       const key = generateApiKey();
       const row = await services.keys.create({

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startGateway, type TestGateway } from './helpers/gateway.js';
+
+// The repository stands alone: README, docs and code never send the reader to a file outside it,
+// and the README's chat examples (curl and both SDKs) run as written against a gateway.
+
+const ROOT = join(__dirname, '..');
+// Asynchronous: the gateway answering the examples runs in this process.
+const run = promisify(execFile);
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+
+/** The JSON documents written one after another (curl adds no newline after a body). */
+function jsonValues(text: string): any[] {
+  const values: any[] = [];
+  let start = 0;
+  for (let i = text.indexOf('}'); i >= 0; i = text.indexOf('}', i + 1)) {
+    try {
+      values.push(JSON.parse(text.slice(start, i + 1)));
+      start = i + 1;
+    } catch {
+      // Not the end of this document yet.
+    }
+  }
+  return values;
+}
+
+/** The first fenced block of `lang` after `heading`. */
+function blockAfter(heading: string, lang: string): string {
+  const from = README.indexOf(heading);
+  expect(from, heading).toBeGreaterThanOrEqual(0);
+  const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(README.slice(from));
+  expect(m, `${lang} block after ${heading}`).not.toBeNull();
+  return m![1];
+}
+
+describe('README and docs', () => {
+  it('point at nothing outside the repository', () => {
+    const files = ['README.md', ...filesUnder(join(ROOT, 'docs')), ...filesUnder(join(ROOT, 'src'))].map((f) => (f.startsWith('/') ? f : join(ROOT, f)));
+    const offenders = files.filter((f) => /DESIGN\.md|\.\.\/shared|spec 2\.\d|\bthe spec\b/.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => f.slice(ROOT.length + 1))).toEqual([]);
+  });
+
+  it('keep the quick start to the two lines', () => {
+    expect(blockAfter('## Quick start', 'sh')).toBe('npm ci && npm start\nnpm ci && npm test\n');
+  });
+
+  describe('chat examples', () => {
+    let gw: TestGateway;
+    let key: string;
+    beforeAll(async () => {
+      gw = await startGateway();
+      key = (await gw.createKey()).key;
+    });
+    afterAll(async () => gw.close());
+
+    it('answer with curl, as written', async () => {
+      const script = blockAfter('## Chat', 'sh').replace(/^K=mg-…; B=http:\/\/127\.0\.0\.1:8080$/m, `K=${key}; B=${gw.url}`);
+      expect(script).toContain(gw.url);
+      const { stdout: out } = await run('sh', ['-c', script], { encoding: 'utf8', timeout: 20_000 });
+      const answers = jsonValues(out);
+      expect(answers).toHaveLength(2);
+      expect(answers[0].choices[0].message.content).toContain('Say hello');
+      expect(answers[1].content[0].text).toContain('Say hello');
+    });
+
+    it('answer through both SDKs with the base URLs shown (the Anthropic one without /v1)', async () => {
+      const code = blockAfter('## Chat', 'js').replaceAll('http://127.0.0.1:8080', gw.url);
+      expect(code).toContain(`baseURL: '${gw.url}/v1'`);
+      expect(code).toContain(`baseURL: '${gw.url}'`);
+      const { stdout: out } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env: { ...process.env, MEDIAGATE_KEY: key }, encoding: 'utf8', timeout: 20_000 });
+      const lines = out.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      for (const l of lines) expect(l).toContain('Say hello');
+    });
+  });
+});
