@@ -9,6 +9,7 @@ import { registerImageRoutes } from './routes/images.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerMessagesRoutes } from './routes/messages.js';
 import { registerVideoRoutes } from './routes/video.js';
+import { registerVideoLifecycleRoutes } from './routes/video-lifecycle.js';
 import { registerRateLimits } from './limits/hook.js';
 import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
@@ -73,6 +74,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     registerChatRoutes(api, services);
     registerMessagesRoutes(api, services);
     registerVideoRoutes(api, services.tasks.service);
+    registerVideoLifecycleRoutes(api, services);
     api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
   return app;

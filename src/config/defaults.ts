@@ -23,7 +23,7 @@ export function embeddedDefault(env: Env): Record<string, unknown> {
   const channels: Partial<ChannelConfig>[] = [{ name: 'simulator', type: 'simulator', priority: 10, models: Object.keys(models) }];
   for (const p of PROVIDERS) {
     const keyVar = p.defaults.env?.apiKey;
-    if (!keyVar || !env[keyVar]) continue;
+    if (!keyVar || !env[keyVar] || !Object.keys(p.defaults.models).length) continue;
     const secretVar = p.defaults.env?.apiSecret;
     if (secretVar && !env[secretVar]) continue;
     Object.assign(models, p.defaults.models);

@@ -112,6 +112,10 @@ function checkCrossReferences(config: Config, source: string): void {
     if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes().join(', ')} (got ${JSON.stringify(ch.type)})`);
     if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
     if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
+    if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
+      const allowed = provider.chatFormats;
+      throw new ConfigError(`${at}.upstream_format: a ${ch.type} channel ${allowed ? `speaks ${allowed.join(' or ')}` : 'has one fixed format; leave it out'}`);
+    }
     ch.models.forEach((m, j) => {
       if (!config.models[m]) throw new ConfigError(`${at}.models[${j}]: model "${m}" is not declared under models`);
     });

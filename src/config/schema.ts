@@ -9,6 +9,9 @@ const Int = (opts: { minimum?: number; maximum?: number; default?: number } = {}
 // the allowed values), so adding a provider never touches this file.
 export const ChannelType = Type.String({ minLength: 1 });
 
+/** The chat wire formats an upstream may speak (see docs/chat.md). */
+export const ChatWireFormat = Type.Union([Type.Literal('openai'), Type.Literal('responses'), Type.Literal('anthropic'), Type.Literal('gemini')]);
+
 export const ChannelSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
@@ -24,6 +27,9 @@ export const ChannelSchema = Type.Object(
     models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
     // gateway model id -> upstream model id
     model_map: Type.Record(Type.String(), Type.String(), { default: {} }),
+    // Chat wire format spoken upstream: `responses` on an `openai` channel (models only served by
+    // the Responses API); any format on a `simulator` channel (else it answers in the client's).
+    upstream_format: Type.Optional(ChatWireFormat),
     // At most this many video-task polls in flight against this channel.
     poll_concurrency: Int({ minimum: 1, default: 8 }),
     // URLs this channel hands the gateway (results, redirects) may point at private, loopback or

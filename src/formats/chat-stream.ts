@@ -1,11 +1,14 @@
-import { GatewayError, errorBody } from '../http/errors.js';
 import { UpstreamFailure } from '../upstream/failure.js';
-import { dataFrame, eventFrame, type SseEvent } from './sse.js';
+import type { SseEvent } from './sse.js';
 
 // What every chat stream translator (upstream events → client frames) offers, whatever the pair
-// of formats, plus the client-side error frames of both formats.
+// of formats.
 
-export type ChatFormat = 'openai' | 'anthropic';
+/**
+ * The chat wire formats: OpenAI Chat Completions, Anthropic Messages, OpenAI Responses, Google
+ * Gemini generateContent.
+ */
+export type ChatFormat = 'openai' | 'anthropic' | 'responses' | 'gemini';
 
 /** Tokens of one request; null while the upstream has not said. */
 export interface ReportedUsage {
@@ -30,12 +33,6 @@ export interface StreamTranslator {
   readonly usage: ReportedUsage;
   /** A rough count of output tokens sent to the client so far, to bill a stream cut short. */
   readonly deliveredTokens: number;
-}
-
-/** The frames that end a client's stream with an error, in the client's format. */
-export function streamErrorFrame(client: ChatFormat, err: GatewayError): string {
-  if (client === 'anthropic') return eventFrame('error', JSON.stringify(errorBody('anthropic', err)));
-  return dataFrame(JSON.stringify(errorBody('openai', err)));
 }
 
 /** Rough tokens of a text: about four bytes per token (the usual rule of thumb for English). */

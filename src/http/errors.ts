@@ -3,7 +3,7 @@ import { redact } from './redact.js';
 // The gateway's one error type and the error body shapes of docs/errors.md. Routes and hooks
 // throw GatewayError; the app's error handler renders it in the family of the request's path.
 
-export type Family = 'openai' | 'anthropic' | 'video' | 'plain';
+export type Family = 'openai' | 'anthropic' | 'gemini' | 'video' | 'plain';
 
 export class GatewayError extends Error {
   constructor(
@@ -20,6 +20,7 @@ export class GatewayError extends Error {
 
 export function familyOf(url: string): Family {
   if (url.startsWith('/v1/messages')) return 'anthropic';
+  if (url.startsWith('/v1beta/')) return 'gemini';
   if (url.startsWith('/v1/video/')) return 'video';
   if (url.startsWith('/v1/')) return 'openai';
   return 'plain';
@@ -56,11 +57,33 @@ export function anthropicErrorType(status: number): string {
   return ANTHROPIC_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 }
 
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  405: 'INVALID_ARGUMENT',
+  409: 'ABORTED',
+  413: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  501: 'UNIMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+/** Google's canonical status name for an HTTP status (Gemini's error bodies carry it). */
+export function googleStatus(status: number): string {
+  return GOOGLE_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION');
+}
+
 export function errorBody(family: Family, err: GatewayError): unknown {
   const message = redact(err.message);
   switch (family) {
     case 'anthropic':
       return { type: 'error', error: { type: anthropicErrorType(err.status), message } };
+    case 'gemini':
+      return { error: { code: err.status, message, status: googleStatus(err.status) } };
     case 'video':
       return { code: err.code, message, data: null };
     case 'openai':

@@ -42,7 +42,8 @@ export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLe
   app.decorateRequest('usageRecorded', false);
   app.decorateRequest('usageModel', '');
   app.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode >= 400 && request.principal && !request.usageRecorded) {
+    // Billable requests are POSTs; a refused read (GET of the task list at the same path) costs nothing to record.
+    if (reply.statusCode >= 400 && request.method === 'POST' && request.principal && !request.usageRecorded) {
       const endpoint = LEDGER_ENDPOINTS[request.routeOptions.url ?? ''];
       if (endpoint) {
         const body = request.body as { model?: unknown } | null | undefined;

@@ -28,8 +28,13 @@ export interface ProviderDefaults {
 export interface Provider {
   /** The channel `type` in the config file. */
   type: string;
-  /** Chat: the endpoint serving a client of the given wire format. */
-  chat?: (client: ChatFormat) => ChatEndpoint;
+  /**
+   * Chat: the endpoint speaking `format` — the channel's `upstream_format`, absent when the channel
+   * leaves it to the provider's own format.
+   */
+  chat?: (format: ChatFormat | undefined) => ChatEndpoint;
+  /** The chat formats a channel of this type may be told to speak with `upstream_format` (none: one fixed format). */
+  chatFormats?: ChatFormat[];
   images?: ImagesAdapter;
   videos?: VideoAdapter;
   defaults: ProviderDefaults;
@@ -46,5 +51,5 @@ export interface Provider {
    * Only the simulator provider: it has no wire format of its own but plays another provider's,
    * chosen by the model's claim, else these defaults (a chat client gets its own format).
    */
-  plays?: { chat: (client: ChatFormat) => string; images: string; videos: string };
+  plays?: { chat: (format: ChatFormat) => string; images: string; videos: string };
 }

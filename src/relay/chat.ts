@@ -1,14 +1,9 @@
 import type { ChatFormat, ReportedUsage, StreamTranslator } from '../formats/chat-stream.js';
-import type { AnthropicMessage, AnthropicRequest } from '../formats/anthropic-types.js';
-import type { OpenAIChatCompletion, OpenAIChatRequest } from '../formats/openai-types.js';
-import { anthropicToOpenAIRequest } from '../formats/anthropic-to-openai/request.js';
-import { anthropicToOpenAIResponse } from '../formats/anthropic-to-openai/response.js';
-import { AnthropicToOpenAIStream } from '../formats/anthropic-to-openai/stream.js';
-import { openaiToAnthropicRequest } from '../formats/openai-to-anthropic/request.js';
-import { openaiToAnthropicResponse } from '../formats/openai-to-anthropic/response.js';
-import { OpenAIToAnthropicStream } from '../formats/openai-to-anthropic/stream.js';
+import { CHAT_CODECS } from '../formats/index.js';
+import type { ClientOptions } from '../formats/hub/codec.js';
+import { ConvertingStream } from '../formats/hub/convert-stream.js';
+import type { HubRequest } from '../formats/hub/types.js';
 import { SseReader } from '../formats/sse.js';
-import { CHAT_CODECS } from '../providers/chat-codecs.js';
 import type { ChatEndpoint } from '../providers/chat-types.js';
 import { chatEndpointFor } from '../providers/index.js';
 import type { Target } from '../upstream/target.js';
@@ -16,8 +11,9 @@ import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import { readText } from '../upstream/json.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
-// One chat attempt against one channel: pick the channel's endpoint, convert the request when the
-// channel speaks the other format, send it, and check (and convert) the answer. Everything that
+// One chat attempt against one channel: pick the channel's endpoint, and either pass the request
+// through (the channel speaks the client's format) or convert it through the hub — the client's
+// codec decodes, the upstream's encodes, and the answer goes back the other way. Everything that
 // goes wrong before the client got a byte is an UpstreamFailure, so Relay.run can try the next
 // channel.
 
@@ -30,6 +26,11 @@ export interface ChatCall {
   includeUsage: boolean;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** Responses API: the id the answer gets and request fields it echoes. */
+  responseId?: string;
+  echo?: Record<string, unknown>;
+  /** The request in the hub, decoded once for every converting attempt. */
+  hub?: HubRequest;
 }
 
 export interface ChatAnswer {
@@ -45,20 +46,31 @@ export interface OpenedStream {
   translator: StreamTranslator;
 }
 
+/** The request in the hub (decoded on first need; a GatewayError 400 when it cannot be carried). */
+export function hubOf(call: ChatCall): HubRequest {
+  if (!call.hub) {
+    call.hub = CHAT_CODECS[call.client].decodeRequest(call.body);
+    call.hub.stream = call.stream;
+  }
+  return call.hub;
+}
+
+function clientOptions(call: ChatCall): ClientOptions {
+  return { model: String(call.body.model), includeUsage: call.includeUsage, responseId: call.responseId, echo: call.echo };
+}
+
 export class ChatRelay {
   constructor(private readonly upstream: UpstreamClient) {}
 
   async complete(call: ChatCall, target: Target): Promise<ChatAnswer> {
     const { endpoint, target: to } = this.endpoint(call, target);
+    const passthrough = this.passthrough(call, endpoint);
     const res = await this.send(call, to, endpoint);
     const text = await readText(res, call.signal);
-    const parsed = CHAT_CODECS[endpoint.format].response(text);
-    if (endpoint.format === call.client) return { payload: text, usage: parsed.usage };
-    const converted =
-      call.client === 'openai'
-        ? anthropicToOpenAIResponse(parsed.body as AnthropicMessage)
-        : openaiToAnthropicResponse(parsed.body as OpenAIChatCompletion);
-    return { payload: JSON.stringify(converted), usage: parsed.usage };
+    if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
+    const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
+    const payload = JSON.stringify(CHAT_CODECS[call.client].encodeResponse(answer, clientOptions(call)));
+    return { payload, usage: { input: answer.usage?.input ?? null, output: answer.usage?.output ?? null } };
   }
 
   /**
@@ -95,10 +107,15 @@ export class ChatRelay {
     }
   }
 
+  /** The same-format pass-through of this call on this endpoint, if it has one. */
+  private passthrough(call: ChatCall, endpoint: ChatEndpoint) {
+    return endpoint.format === call.client ? CHAT_CODECS[call.client].passthrough : undefined;
+  }
+
   private translator(call: ChatCall, endpoint: ChatEndpoint): StreamTranslator {
-    if (endpoint.format === call.client) return CHAT_CODECS[endpoint.format].passthrough(call.includeUsage);
-    const model = String(call.body.model);
-    return call.client === 'openai' ? new AnthropicToOpenAIStream(model, call.includeUsage) : new OpenAIToAnthropicStream(model);
+    const passthrough = this.passthrough(call, endpoint);
+    if (passthrough) return passthrough.stream(call.includeUsage);
+    return new ConvertingStream(CHAT_CODECS[endpoint.format].streamDecoder(hubOf(call)), CHAT_CODECS[call.client].streamEncoder(clientOptions(call)));
   }
 
   /** The channel's chat endpoint for this client; a channel type without chat is a misconfiguration: try the next. */
@@ -109,19 +126,15 @@ export class ChatRelay {
   }
 
   private async send(call: ChatCall, target: Target, endpoint: ChatEndpoint) {
-    let body = call.body;
-    if (endpoint.format !== call.client) {
-      body = (
-        call.client === 'openai'
-          ? openaiToAnthropicRequest(call.body as unknown as OpenAIChatRequest)
-          : anthropicToOpenAIRequest(call.body as unknown as AnthropicRequest)
-      ) as unknown as Record<string, unknown>;
-    }
+    const passthrough = this.passthrough(call, endpoint);
+    const body = passthrough
+      ? passthrough.request(call.body, target.upstreamModel, call.stream)
+      : JSON.stringify(CHAT_CODECS[endpoint.format].encodeRequest(hubOf(call), target.upstreamModel));
     const res = await this.upstream.send({
-      url: endpoint.url(target),
+      url: endpoint.url(target, call.stream),
       method: 'POST',
       headers: endpoint.headers(target, call.stream),
-      body: CHAT_CODECS[endpoint.format].request(body, target.upstreamModel, call.stream),
+      body,
       signal: call.signal,
     });
     if (res.statusCode < 200 || res.statusCode >= 300) throw await endpoint.failure(res);

@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
-import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/openai-to-anthropic/request.js';
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/anthropic/request.js';
 import { errors, statusOf } from '../http/errors.js';
 import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';

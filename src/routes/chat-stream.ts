@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { streamErrorFrame, type ChatFormat } from '../formats/chat-stream.js';
+import type { ChatFormat } from '../formats/chat-stream.js';
+import { streamErrorFrame } from '../formats/index.js';
 import { SseWriter } from '../formats/sse.js';
 import type { OpenedStream } from '../relay/chat.js';
 import { failureToGatewayError } from '../relay/relay.js';

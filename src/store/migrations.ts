@@ -103,6 +103,19 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('tasks').dropColumn('upstream_id').execute();
       },
     },
+    // GET /v1/video/generations: a key's tasks newest first, optionally of one status or model. Each
+    // filter has its own index ending in (submit_time, task_id), so a page is one index range scan
+    // whatever the table holds (a B-tree is read backwards for the descending order).
+    '0007a_task_list_indexes': {
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('tasks_key_submit').on('tasks').columns(['key_id', 'submit_time', 'task_id']).execute();
+        await db.schema.createIndex('tasks_key_status_submit').on('tasks').columns(['key_id', 'status', 'submit_time', 'task_id']).execute();
+        await db.schema.createIndex('tasks_key_model_submit').on('tasks').columns(['key_id', 'model', 'submit_time', 'task_id']).execute();
+      },
+      async down(db: Kysely<any>) {
+        for (const i of ['tasks_key_submit', 'tasks_key_status_submit', 'tasks_key_model_submit']) await db.schema.dropIndex(i).ifExists().execute();
+      },
+    },
   };
 }
 

@@ -1,19 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { openaiToAnthropicRequest, DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../src/formats/openai-to-anthropic/request.js';
-import { openaiToAnthropicResponse } from '../../src/formats/openai-to-anthropic/response.js';
-import { OpenAIToAnthropicStream } from '../../src/formats/openai-to-anthropic/stream.js';
-import { anthropicToOpenAIRequest } from '../../src/formats/anthropic-to-openai/request.js';
-import { anthropicToOpenAIResponse } from '../../src/formats/anthropic-to-openai/response.js';
-import { AnthropicToOpenAIStream } from '../../src/formats/anthropic-to-openai/stream.js';
-import { OpenAIPassthroughStream, openaiChatRequest } from '../../src/providers/openai/chat.js';
-import { AnthropicPassthroughStream } from '../../src/providers/anthropic/chat.js';
+import { CHAT_CODECS, streamErrorFrame } from '../../src/formats/index.js';
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../src/formats/anthropic/request.js';
+import { ConvertingStream } from '../../src/formats/hub/convert-stream.js';
+import type { HubRequest } from '../../src/formats/hub/types.js';
+import { OpenAIPassthroughStream, openaiChatRequest } from '../../src/formats/openai-chat/passthrough.js';
+import { AnthropicPassthroughStream } from '../../src/formats/anthropic/passthrough.js';
 import type { StreamTranslator } from '../../src/formats/chat-stream.js';
-import { streamErrorFrame } from '../../src/formats/chat-stream.js';
 import { GatewayError } from '../../src/http/errors.js';
 import { UpstreamFailure } from '../../src/upstream/failure.js';
 import { SseReader, dataFrame, eventFrame } from '../../src/formats/sse.js';
 
-// The mappers on their own: requests, responses and stream events, both directions.
+// The conversions between Chat Completions and Anthropic Messages on their own, both directions:
+// each is one format's codec decoding into the hub and the other's encoding out of it.
+
+const PLAIN: HubRequest = { model: 'm', system: [], messages: [], tools: [], stop: [], stream: false };
+const openaiToAnthropicRequest = (req: any) => CHAT_CODECS.anthropic.encodeRequest(CHAT_CODECS.openai.decodeRequest(req), req.model) as any;
+const anthropicToOpenAIRequest = (req: any) => CHAT_CODECS.openai.encodeRequest(CHAT_CODECS.anthropic.decodeRequest(req), req.model) as any;
+const openaiToAnthropicResponse = (c: any) => CHAT_CODECS.anthropic.encodeResponse(CHAT_CODECS.openai.decodeResponse(JSON.stringify(c), PLAIN), { model: c.model, includeUsage: false }) as any;
+const anthropicToOpenAIResponse = (m: any, created: number) => ({ ...(CHAT_CODECS.openai.encodeResponse(CHAT_CODECS.anthropic.decodeResponse(JSON.stringify(m), PLAIN), { model: m.model, includeUsage: false }) as any), created });
+class OpenAIToAnthropicStream extends ConvertingStream {
+  constructor(model: string) {
+    super(CHAT_CODECS.openai.streamDecoder(PLAIN), CHAT_CODECS.anthropic.streamEncoder({ model, includeUsage: false }));
+  }
+}
+class AnthropicToOpenAIStream extends ConvertingStream {
+  constructor(model: string, includeUsage: boolean) {
+    super(CHAT_CODECS.anthropic.streamDecoder(PLAIN), CHAT_CODECS.openai.streamEncoder({ model, includeUsage }));
+  }
+}
 
 /** Runs events through a translator and parses what the client would get. */
 function run(t: StreamTranslator, events: { event?: string; data: string }[]): { frames: { event?: string; data: string }[]; raw: string } {
@@ -318,12 +332,12 @@ describe('responses', () => {
           logprobs: null,
         },
       ],
-      usage: { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17, prompt_tokens_details: { cached_tokens: 3 } },
+      usage: { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17, prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 0 } },
     });
-    const only = anthropicToOpenAIResponse({ id: 'm', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } });
+    const only = anthropicToOpenAIResponse({ id: 'm', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }, 1);
     expect(only.choices[0].message.content).toBeNull();
     const stops = (['end_turn', 'stop_sequence', 'max_tokens', 'refusal', 'pause_turn'] as const).map(
-      (r) => anthropicToOpenAIResponse({ id: 'm', type: 'message', role: 'assistant', model: 'c', content: [], stop_reason: r, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }).choices[0].finish_reason,
+      (r) => anthropicToOpenAIResponse({ id: 'm', type: 'message', role: 'assistant', model: 'c', content: [], stop_reason: r, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }, 1).choices[0].finish_reason,
     );
     expect(stops).toEqual(['stop', 'stop', 'length', 'content_filter', 'stop']);
   });

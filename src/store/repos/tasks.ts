@@ -12,7 +12,7 @@ export const TERMINAL_STATUSES = ['SUCCESS', 'FAILURE'] as const;
 // Kysely returns bigint columns as strings on some drivers; every numeric column is made a number.
 const NUMERIC: (keyof TaskRow)[] = ['submit_time', 'start_time', 'finish_time', 'estimated_units', 'next_poll_at', 'lease_until', 'poll_failures', 'deadline_at', 'url_expires_at', 'updated_at'];
 
-function normalize(row: TaskRow): TaskRow {
+export function normalizeTask(row: TaskRow): TaskRow {
   const out = { ...row } as Record<string, unknown>;
   for (const k of NUMERIC) out[k] = Number(out[k]);
   return out as TaskRow;
@@ -35,7 +35,7 @@ export class TasksRepo {
 
   async get(taskId: string): Promise<TaskRow | undefined> {
     const row = await this.db.selectFrom('tasks').selectAll().where('task_id', '=', taskId).executeTakeFirst();
-    return row ? normalize(row) : undefined;
+    return row ? normalizeTask(row) : undefined;
   }
 
   /**
@@ -84,7 +84,7 @@ export class TasksRepo {
           .where('task_id', 'in', due.map((d) => d.task_id))
           .returningAll()
           .execute();
-        return rows.map(normalize);
+        return rows.map(normalizeTask);
       });
     }
     // Most ticks find nothing due: check with a read first, so an idle poller never takes SQLite's write lock.
@@ -112,7 +112,7 @@ export class TasksRepo {
       )
       .returningAll()
       .execute();
-    return rows.map(normalize);
+    return rows.map(normalizeTask);
   }
 
   /** Gives up a lease early (on shutdown), so another instance can poll the task at once. */
@@ -130,7 +130,7 @@ export class TasksRepo {
       .where('reservations.state', '=', 'held')
       .limit(limit)
       .execute();
-    return rows.map(normalize);
+    return rows.map(normalizeTask);
   }
 
   async countOpen(): Promise<number> {
