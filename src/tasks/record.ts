@@ -40,7 +40,7 @@ function parseData(text: string): unknown {
 /** The provider's object as the client sees it: with the public id as `id` when the gateway minted one. */
 function clientData(row: TaskRow): unknown {
   const data = parseData(row.data);
-  if (row.upstream_id === row.task_id || !data || typeof data !== 'object' || Array.isArray(data)) return data;
+  if (!row.upstream_id || row.upstream_id === row.task_id || !data || typeof data !== 'object' || Array.isArray(data)) return data;
   return { ...(data as Record<string, unknown>), id: row.task_id };
 }
 
