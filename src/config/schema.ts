@@ -158,6 +158,10 @@ export const ConfigSchema = Type.Object(
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
         // Upstream sockets per origin: every held stream needs one.
         max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
+        // Largest upstream answer read whole (JSON answers), and largest single stream event or
+        // line; beyond them the upstream is cut off and the client gets 502 upstream_error.
+        max_body_mb: Type.Number({ exclusiveMinimum: 0, default: 32 }),
+        max_stream_event_mb: Type.Number({ exclusiveMinimum: 0, default: 4 }),
       },
       { additionalProperties: false, default: {} },
     ),
