@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadConfig, ConfigError } from './config/loader.js';
 import type { Config } from './config/schema.js';
 import { openStore, parseDatabaseUrl } from './store/db.js';
@@ -68,7 +69,11 @@ async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeo
       `no database at ${file} (from database.url ${config.database.url}). Run the command where the server runs, or point MEDIAGATE_CONFIG (or DATABASE_URL) at its database; nothing was created.`,
     );
   }
+  const fresh = file !== null && !existsSync(file);
   const store = await openStore(config.database.url, { timeouts: config.database });
+  // Never silently: a new file where the operator expected the server's database is the mistake
+  // of running from another directory.
+  if (fresh) process.stderr.write(`mediagate: created a new, empty database at ${resolve(file)}\n`);
   try {
     return await fn(store);
   } finally {
