@@ -78,6 +78,8 @@ export const ModelSchema = Type.Object(
     // Requests per minute across all keys; 0 = no model limit (then limits.model_rpm applies).
     rpm: Type.Optional(Type.Integer({ minimum: 0 })),
     price: Type.Optional(PriceSchema),
+    // Chat: input tokens one image part may cost at most, for the credit hold (default 1600).
+    image_input_tokens: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
