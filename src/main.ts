@@ -31,10 +31,10 @@ const USAGE = `mediagate — a gateway to generative models
 Usage:
   mediagate [serve]                          serve the gateway (config from MEDIAGATE_CONFIG, else the embedded default)
   mediagate keys create --name NAME [--models a,b] [--expires ISO-8601] [--rpm N] [--concurrency N] [--credit USD] [--json]
+                       [--allow-duplicate-name]   (another active key may already carry NAME)
   mediagate keys list [--json]
   mediagate keys revoke ID
   mediagate keys update ID [--name N] [--models a,b|*] [--rpm N] [--concurrency N] [--expires ISO-8601|never] [--json]
-  mediagate keys create … --allow-duplicate-name   another active key may already carry NAME
   mediagate keys credit ID +USD | -USD        add to (or take from) a key's balance
   mediagate keys webhook-secret ID [--json]   make (or rotate) the key's webhook signing secret; shown once
   mediagate simulate [--port N] [--host H] [--video-seconds S]
@@ -124,7 +124,7 @@ async function asCommand<T>(work: () => Promise<T>): Promise<T> {
 }
 
 function keyLine(k: KeyView): string {
-  const credit = k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}${Number(k.held_usd) ? ` (+$${k.held_usd} held)` : ''}`;
+  const credit = k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}${Number(k.held_usd) ? ` (+$${k.held_usd} held)` : ''}${Number(k.leased_usd) ? `  leased=$${k.leased_usd}` : ''}`;
   return `${k.id}  ${k.name}  ${k.prefix}  ${k.status}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${credit}${Number(k.owes_usd) > 0 ? `  owes=$${k.owes_usd}` : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`;
 }
 
@@ -203,6 +203,8 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
             // Spendable balance and what running requests and tasks hold, apart (USD).
             credit: k.credit_usd === null ? null : Number(k.credit_usd),
             held: Number(k.held_usd),
+            // In running instances' credit leases: the key's money, kept in memory (docs/limits.md).
+            leased: Number(k.leased_usd),
             // Real costs beyond hold and balance; the key is refused until a top-up pays it.
             owes: Number(k.owes_usd),
             expires_at: k.expires_at,

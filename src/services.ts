@@ -15,6 +15,8 @@ import { createTaskLifecycle, type TaskLifecycle } from './tasks/lifecycle.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { startStableSimulator } from './simulator/stable-address.js';
 import { CreditService } from './limits/credit.js';
+import { DEFAULT_LEASE_OPTIONS, LeaseBook } from './limits/credit-lease.js';
+import { LeasesRepo } from './store/repos/leases.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -106,7 +108,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxConnections: config.relay.max_connections_per_origin,
     answerLimits: { bodyBytes: Math.floor(config.relay.max_body_mb * 1024 * 1024), eventBytes: Math.floor(config.relay.max_stream_event_mb * 1024 * 1024) },
   });
-  const credit = new CreditService(reservations);
+  const leasesRepo = new LeasesRepo(store.db);
+  const leaseOptions = {
+    ...DEFAULT_LEASE_OPTIONS,
+    ttlMs: config.limits.credit_lease_ttl_s * 1000,
+    flushMs: config.limits.credit_flush_ms,
+    graceMs: Math.min(DEFAULT_LEASE_OPTIONS.graceMs, config.limits.credit_lease_ttl_s * 1000),
+  };
+  const credit = new CreditService(
+    reservations,
+    config.limits.credit_leases
+      ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
+      : null,
+  );
   const metrics = new Metrics();
   const channelStats = new ChannelStats();
   const relay = new Relay(
@@ -147,6 +161,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       clearInterval(holdSweep);
       await tasks.poller.stop();
       await lifecycle.stop();
+      await credit.close();
       await ledger.close();
       await limits.close();
       await upstream.close();

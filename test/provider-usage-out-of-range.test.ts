@@ -82,7 +82,7 @@ describe('out-of-range usage numbers from providers', () => {
     // Per scenario: a video create row, its settle row, a chat row.
     expect(rows).toHaveLength(Object.keys(BAD).length * 3);
     const charged = rows.reduce((s, r) => s + Number(r.cost_micros), 0);
-    expect(await gw.services.reservations.balance(keyId)).toBe(CREDIT - charged);
+    expect(await gw.services.credit.spendable(keyId)).toBe(CREDIT - charged);
     // Five video estimates (~0.25 USD each) and five small chats; a believed 1e30 would have taken it all.
     expect(charged).toBeLessThan(2_000_000);
   });

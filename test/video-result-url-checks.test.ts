@@ -72,7 +72,7 @@ describe('result links from providers', () => {
     const rows = (await usageRowsOf(gw.services, keyId)).filter((r) => r.endpoint === 'video.settle');
     expect(rows.filter((r) => Number(r.status) === 200)).toHaveLength(2);
     expect(rows.filter((r) => Number(r.status) !== 200).every((r) => Number(r.cost_micros) === 0)).toBe(true);
-    const held = await gw.services.reservations.heldCount(keyId);
+    const held = await gw.services.credit.heldCount(keyId);
     expect(held).toBe(0);
   });
 });

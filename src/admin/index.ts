@@ -3,6 +3,7 @@ import { AdminTokensRepo } from '../store/repos/admin-tokens.js';
 import { AdminSessionsRepo } from '../store/repos/admin-sessions.js';
 import { AuditRepo } from '../store/repos/audit.js';
 import { HoldsRepo } from '../store/repos/holds.js';
+import { LeasesRepo } from '../store/repos/leases.js';
 import { TaskEventsRepo } from '../store/repos/task-events.js';
 import { TaskReportsRepo } from '../store/repos/task-reports.js';
 import { UsageReportsRepo } from '../store/repos/usage-reports.js';
@@ -34,7 +35,7 @@ export interface AdminHooks {
 export type StoreParts = Pick<Services, 'config' | 'store' | 'keys' | 'reservations' | 'usage'>;
 
 export function createKeyAdmin(s: StoreParts, hooks: AdminHooks = {}): KeyAdmin {
-  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), changed: hooks.keysChanged });
+  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), changed: hooks.keysChanged });
 }
 
 export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {

@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey, displayPrefix } from '../auth/keys.js';
 import { keyModels, type ApiKeyRow, type KeysRepo } from '../store/repos/keys.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
 import type { HoldsRepo } from '../store/repos/holds.js';
+import type { LeasesRepo } from '../store/repos/leases.js';
 import { adminErrors } from './errors.js';
 import { parseSignedUsd, usd } from './money.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -23,6 +24,8 @@ export interface KeyView {
   credit_usd: string | null;
   /** Reserved by requests and tasks still running; not part of credit_usd. */
   held_usd: string;
+  /** In running instances' credit leases (chat and image holds come from there); not part of credit_usd, still the key's to spend. */
+  leased_usd: string;
   /** Real costs beyond hold and balance: the key is refused until a top-up pays them. */
   owes_usd: string;
   status: 'active' | 'revoked' | 'expired';
@@ -50,6 +53,7 @@ export interface KeyAdminDeps {
   keys: KeysRepo;
   reservations: ReservationsRepo;
   holds: HoldsRepo;
+  leases: LeasesRepo;
   /** Called after a change that running instances must see at once (revoke, limits, expiry). */
   changed?: () => Promise<void> | void;
 }
@@ -59,6 +63,7 @@ export class KeyAdmin {
 
   private async views(rows: ApiKeyRow[], now = Date.now()): Promise<KeyView[]> {
     const held = await this.d.holds.heldByKey(rows.map((r) => r.id));
+    const leased = await this.d.leases.leasedByKey(rows.map((r) => r.id));
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -68,6 +73,7 @@ export class KeyAdmin {
       concurrency: Number(r.concurrency),
       credit_usd: r.credit_micros === null ? null : usd(Number(r.credit_micros)),
       held_usd: usd(held.get(r.id) ?? 0),
+      leased_usd: usd(leased.get(r.id) ?? 0),
       owes_usd: usd(Number(r.overage_micros ?? 0)),
       status: r.revoked_at !== null ? 'revoked' : r.expires_at !== null && Number(r.expires_at) <= now ? 'expired' : 'active',
       expires_at: iso(r.expires_at),

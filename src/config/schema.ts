@@ -207,6 +207,13 @@ export const ConfigSchema = Type.Object(
         // A chat or image request's credit hold still open after this long belongs to a process
         // that died mid-request; it is released. Longer than any request may take.
         abandoned_hold_s: Int({ minimum: 60, default: 3600 }),
+        // Chat and image holds come from a lease of the key's balance kept in memory per instance
+        // and written back in batches (docs/limits.md); false: one database transaction per move.
+        credit_leases: Type.Boolean({ default: true }),
+        // A lease not renewed for this long returns to the balance (a crashed instance's money).
+        credit_lease_ttl_s: Int({ minimum: 2, maximum: 3600, default: 30 }),
+        // Settled amounts are written back at most this long after the settle.
+        credit_flush_ms: Int({ minimum: 10, maximum: 10000, default: 250 }),
       },
       { additionalProperties: false, default: {} },
     ),

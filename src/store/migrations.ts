@@ -179,6 +179,25 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('api_keys').dropColumn('overage_micros').execute();
       },
     },
+    // Credit leases: part of a key's balance kept by one instance, reserved and settled in memory
+    // (docs/limits.md). One row per instance and key; a row not renewed returns after expires_at.
+    '0005b_credit_leases': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('credit_leases')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('instance', 'text', (c) => c.notNull())
+          .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('credit_leases_key').on('credit_leases').column('key_id').execute();
+        await db.schema.createIndex('credit_leases_expiry').on('credit_leases').column('expires_at').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('credit_leases').ifExists().execute();
+      },
+    },
     // GET /v1/video/generations: a key's tasks newest first, optionally of one status or model. Each
     // filter has its own index ending in (submit_time, task_id), so a page is one index range scan
     // whatever the table holds (a B-tree is read backwards for the descending order).

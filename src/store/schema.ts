@@ -83,6 +83,18 @@ export interface UsageTable {
   created_at: number;
 }
 
+/** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */
+export interface CreditLeaseTable {
+  /** `<instance>/<key id>` */
+  id: string;
+  key_id: string;
+  instance: string;
+  /** Drawn from the balance and not yet reported spent. */
+  amount_micros: number;
+  /** Unless renewed by then, the amount returns to the balance (after a grace). */
+  expires_at: number;
+}
+
 export interface AdminTokenTable {
   id: string;
   name: string;
@@ -181,6 +193,7 @@ export interface WebhookOutboxTable {
 }
 
 export interface Database {
+  credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
   models: ModelTable;
   reservations: ReservationTable;

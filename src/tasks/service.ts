@@ -69,7 +69,8 @@ export class TaskService {
     const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
 
     const estimated = videoTokens(parsed.estimate.resolution, parsed.estimate.ratio, parsed.estimate.seconds);
-    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
+    // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
+    const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimated));
     let channelName = '';
     const record = (status: number) => {
       onRecorded();
