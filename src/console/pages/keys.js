@@ -66,7 +66,7 @@ function KeyRow({ k, onChanged }) {
       <td class=${`status-${k.status}`}>${k.status}</td>
       <td>${k.models ? k.models.join(', ') : 'all'}</td>
       <td>${k.rpm || '—'} / ${k.concurrency || '—'}</td>
-      <td class="credit">${k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}`}${Number(k.held_usd) ? html`<br /><small>held $${k.held_usd}</small>` : ''}${Number(k.owes_usd) ? html`<br /><small>owes $${k.owes_usd}</small>` : ''}</td>
+      <td class="credit">${k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}`}${Number(k.held_usd) ? html`<br /><small>held $${k.held_usd}</small>` : ''}${Number(k.leased_usd) ? html`<br /><small>leased $${k.leased_usd}</small>` : ''}${Number(k.owes_usd) ? html`<br /><small>owes $${k.owes_usd}</small>` : ''}</td>
       <td>${fmtTime(k.expires_at)}</td>
       <td class="actions">
         ${k.status !== 'revoked' &&
