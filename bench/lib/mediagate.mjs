@@ -23,7 +23,8 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
     ...extra,
     channels: [
       { name: 'bench-openai', type: 'openai', base_url: `${upstreamUrl}/v1`, api_key: 'sk-bench-upstream', models: [CHAT_MODEL, HOLD_MODEL] },
-      { name: 'bench-ark', type: 'ark', base_url: upstreamUrl, api_key: 'ark-bench-upstream', models: Object.keys(SEEDANCE_MODELS) },
+      // The upstream is on loopback: its result URLs must be allowed to be.
+      { name: 'bench-ark', type: 'ark', base_url: upstreamUrl, api_key: 'ark-bench-upstream', models: Object.keys(SEEDANCE_MODELS), allow_private_network: true },
       { name: 'bench-sim', type: 'simulator', base_url: upstreamUrl, api_key: 'sim-bench-upstream', models: Object.keys(SIMULATOR_MODELS) },
     ],
     models: {
