@@ -18,7 +18,9 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
   const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config/defaults.js'));
   const chatPrice = { input_per_million: 0.15, output_per_million: 0.6 };
   const config = {
-    server: { host: '127.0.0.1', port: 0 },
+    // All load comes from one address (loopback): the per-client connection cap (default 1,024)
+    // would refuse the stream test's 2,000 connections.
+    server: { host: '127.0.0.1', port: 0, max_connections_per_client: 0 },
     database: { url: `sqlite:${join(dir, 'mediagate.db')}` },
     ...extra,
     channels: [
