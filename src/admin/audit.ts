@@ -1,6 +1,5 @@
 import type { AuditRepo, AuditRow } from '../store/repos/audit.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { adminErrors } from './errors.js';
 
 export interface AuditView {
   id: number;
@@ -31,12 +30,7 @@ export class Audit {
   }
 
   async list(limit: number, cursor?: string): Promise<{ data: AuditView[]; next_cursor: string | null }> {
-    const before = cursor
-      ? decodeCursor(cursor, (id) => {
-          if (typeof id !== 'number') throw adminErrors.invalid('cursor is not one this API handed out');
-          return id;
-        })
-      : undefined;
+    const before = decodeCursor(cursor, ['number'])?.[0];
     const rows = await this.repo.page(limit + 1, before);
     const page = rows.slice(0, limit);
     return { data: page.map(view), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null };

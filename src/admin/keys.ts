@@ -91,10 +91,8 @@ export class KeyAdmin {
   /** A page of keys, oldest first; `q` matches a name part or an exact id. */
   async list(opts: { limit?: number; cursor?: string; q?: string } = {}): Promise<{ data: KeyView[]; next_cursor: string | null }> {
     const limit = opts.limit ?? 100;
-    const after = opts.cursor ? decodeCursor(opts.cursor, (a, b) => {
-          if (typeof a !== 'number' || typeof b !== 'string') throw adminErrors.invalid('cursor is not one this API handed out');
-          return { createdAt: a, id: b };
-        }) : undefined;
+    const c = decodeCursor(opts.cursor || undefined, ['number', 'string']);
+    const after = c && { createdAt: c[0], id: c[1] };
     const rows = await this.d.keys.page(limit + 1, after, opts.q || undefined);
     const more = rows.length > limit;
     const page = rows.slice(0, limit);

@@ -47,12 +47,8 @@ export class TaskAdmin {
     const to = time(q, 'to');
     const limit = int(q, 'limit', 1, 500, 50);
     const cursor = str(q, 'cursor', 512);
-    const after = cursor
-      ? decodeCursor(cursor, (s, id) => {
-          if (typeof s !== 'number' || typeof id !== 'string') throw adminErrors.invalid('cursor is not one this API handed out');
-          return { submitTime: s, taskId: id };
-        })
-      : undefined;
+    const c = decodeCursor(cursor, ['number', 'string']);
+    const after = c && { submitTime: c[0], taskId: c[1] };
     const rows = await this.d.reports.page(
       {
         status,

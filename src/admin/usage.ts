@@ -71,12 +71,8 @@ export class UsageAdmin {
     const f = this.filter(q);
     const limit = int(q, 'limit', 1, 1000, 100);
     const cursor = str(q, 'cursor', 512);
-    const after = cursor
-      ? decodeCursor<UsageCursor>(cursor, (createdAt, id) => {
-          if (typeof createdAt !== 'number' || typeof id !== 'number') throw adminErrors.invalid('cursor is not one this API handed out');
-          return { createdAt, id };
-        })
-      : undefined;
+    const c = decodeCursor(cursor, ['number', 'number']);
+    const after: UsageCursor | undefined = c && { createdAt: c[0], id: c[1] };
     const rows = await this.reports.page(f, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

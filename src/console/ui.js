@@ -22,6 +22,16 @@ export function useLoad(load, deps = []) {
   return [state.data, state.error, () => setTick((t) => t + 1)];
 }
 
+/** Cursor pages: the cursor of the page shown, a reset (new filter), and the Previous/Next buttons. */
+export function usePages() {
+  const [cursors, setCursors] = useState([null]);
+  const Pager = ({ next }) => html`<p class="pager">
+    ${cursors.length > 1 && html`<button type="button" onClick=${() => setCursors(cursors.slice(0, -1))}>Previous</button>`}
+    ${next && html`<button type="button" onClick=${() => setCursors([...cursors, next])}>Next</button>`}
+  </p>`;
+  return { cursor: cursors[cursors.length - 1], reset: () => setCursors([null]), Pager };
+}
+
 export function ErrorLine({ error }) {
   return error ? html`<p class="error" role="alert">${error.message}</p>` : null;
 }

@@ -1,10 +1,8 @@
-import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, ErrorLine, fmtTime } from '../ui.js';
+import { html, useLoad, usePages, ErrorLine, fmtTime } from '../ui.js';
 
 export function Audit() {
-  const [cursors, setCursors] = useState([null]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursor, Pager } = usePages();
   const [data, error] = useLoad(() => api('GET', `/audit${qs({ cursor, limit: 100 })}`), [cursor]);
   return html`
     <h1>Audit log</h1>
@@ -13,9 +11,6 @@ export function Audit() {
       <thead><tr><th>When</th><th>Who</th><th>Action</th><th>Target</th><th>Detail</th><th>From</th></tr></thead>
       <tbody>${(data?.data ?? []).map((e) => html`<tr><td>${fmtTime(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.target}</td><td><small>${JSON.stringify(e.detail)}</small></td><td>${e.ip}</td></tr>`)}</tbody>
     </table>
-    <p class="pager">
-      ${cursors.length > 1 && html`<button type="button" onClick=${() => setCursors(cursors.slice(0, -1))}>Previous</button>`}
-      ${data?.next_cursor && html`<button type="button" onClick=${() => setCursors([...cursors, data.next_cursor])}>Next</button>`}
-    </p>
+    <${Pager} next=${data?.next_cursor} />
   `;
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, ErrorLine, CopyButton, fmtTime } from '../ui.js';
+import { html, useLoad, usePages, ErrorLine, CopyButton, fmtTime } from '../ui.js';
 
 const list = (s) => (s.trim() ? s.split(',').map((x) => x.trim()).filter(Boolean) : null);
 
@@ -66,7 +66,7 @@ function KeyRow({ k, onChanged }) {
       <td class=${`status-${k.status}`}>${k.status}</td>
       <td>${k.models ? k.models.join(', ') : 'all'}</td>
       <td>${k.rpm || '—'} / ${k.concurrency || '—'}</td>
-      <td class="credit">${k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}`}${Number(k.held_usd) ? html`<br /><small>held $${k.held_usd}</small>` : ''}${Number(k.owes_usd) ? html`<br /><small>owes $${k.owes_usd}</small>` : ''}</td>
+      <td class="credit">${k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}`}${Number(k.held_usd) ? html`<br /><small>held $${k.held_usd}</small>` : ''}${Number(k.leased_usd) ? html`<br /><small>leased $${k.leased_usd}</small>` : ''}${Number(k.owes_usd) ? html`<br /><small>owes $${k.owes_usd}</small>` : ''}</td>
       <td>${fmtTime(k.expires_at)}</td>
       <td class="actions">
         ${k.status !== 'revoked' &&
@@ -97,21 +97,17 @@ function KeyRow({ k, onChanged }) {
 
 export function Keys() {
   const [q, setQ] = useState('');
-  const [cursors, setCursors] = useState([null]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursor, reset, Pager } = usePages();
   const [data, error, reload] = useLoad(() => api('GET', `/keys${qs({ q, cursor, limit: 50 })}`), [q, cursor]);
   return html`
     <h1>Keys</h1>
     <${CreateKey} onCreated=${reload} />
-    <p><input id="key-search" placeholder="search name or id" value=${q} onInput=${(e) => (setQ(e.target.value), setCursors([null]))} /></p>
+    <p><input id="key-search" placeholder="search name or id" value=${q} onInput=${(e) => (setQ(e.target.value), reset())} /></p>
     <${ErrorLine} error=${error} />
     <table id="keys">
       <thead><tr><th>Name</th><th>Prefix</th><th>Status</th><th>Models</th><th>RPM / conc.</th><th>Credit</th><th>Expires</th><th></th></tr></thead>
       <tbody>${(data?.data ?? []).map((k) => html`<${KeyRow} key=${k.id + k.credit_usd + k.status + k.rpm} k=${k} onChanged=${reload} />`)}</tbody>
     </table>
-    <p class="pager">
-      ${cursors.length > 1 && html`<button type="button" onClick=${() => setCursors(cursors.slice(0, -1))}>Previous</button>`}
-      ${data?.next_cursor && html`<button type="button" onClick=${() => setCursors([...cursors, data.next_cursor])}>Next</button>`}
-    </p>
+    <${Pager} next=${data?.next_cursor} />
   `;
 }

@@ -1,18 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, ErrorLine, fmtTime } from '../ui.js';
+import { html, useLoad, usePages, ErrorLine, fmtTime } from '../ui.js';
 
 const STATUSES = ['', 'SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
 const fromS = (s) => (s ? new Date(s * 1000).toLocaleString() : '—');
 
 export function Tasks() {
   const [status, setStatus] = useState('');
-  const [cursors, setCursors] = useState([null]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursor, reset, Pager } = usePages();
   const [data, error] = useLoad(() => api('GET', `/tasks${qs({ status, cursor, limit: 50 })}`), [status, cursor]);
   return html`
     <h1>Tasks</h1>
-    <label>Status <select id="task-status" value=${status} onChange=${(e) => (setStatus(e.target.value), setCursors([null]))}>
+    <label>Status <select id="task-status" value=${status} onChange=${(e) => (setStatus(e.target.value), reset())}>
       ${STATUSES.map((s) => html`<option value=${s}>${s || 'any'}</option>`)}
     </select></label>
     <${ErrorLine} error=${error} />
@@ -23,10 +22,7 @@ export function Tasks() {
           <td><progress max="100" value=${parseInt(t.progress, 10) || 0}></progress> ${t.progress}</td><td>${fromS(t.submit_time)}</td></tr>`,
       )}</tbody>
     </table>
-    <p class="pager">
-      ${cursors.length > 1 && html`<button type="button" onClick=${() => setCursors(cursors.slice(0, -1))}>Previous</button>`}
-      ${data?.next_cursor && html`<button type="button" onClick=${() => setCursors([...cursors, data.next_cursor])}>Next</button>`}
-    </p>
+    <${Pager} next=${data?.next_cursor} />
   `;
 }
 

@@ -1,18 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, ErrorLine } from '../ui.js';
+import { html, useLoad, usePages, ErrorLine } from '../ui.js';
 
 export function Usage() {
   const [filter, setFilter] = useState({ key: '', model: '', status: '', from: '', to: '', group_by: '' });
   const [applied, setApplied] = useState(filter);
-  const [cursors, setCursors] = useState([null]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursor, reset, Pager } = usePages();
   const [data, error] = useLoad(() => api('GET', `/usage${qs({ ...applied, cursor: applied.group_by ? null : cursor, limit: 100 })}`), [applied, cursor]);
   const set = (k) => (e) => setFilter({ ...filter, [k]: e.target.value });
   const apply = (e) => {
     e.preventDefault();
     setApplied(filter);
-    setCursors([null]);
+    reset();
   };
   const csv = `/admin/api/usage${qs({ ...applied, group_by: null, format: 'csv' })}`;
   return html`
@@ -37,9 +36,6 @@ export function Usage() {
           <tbody>${(data?.data ?? []).map(
             (r) => html`<tr data-key=${r.key_id}><td>${new Date(r.created_at).toLocaleString()}</td><td>${r.key_id}</td><td>${r.model}</td><td>${r.channel}</td><td>${r.endpoint}</td><td>${r.status}</td><td>${r.input_units}</td><td>${r.output_units}</td><td>${r.cost_usd}</td><td>${r.latency_ms}</td></tr>`,
           )}</tbody></table>
-          <p class="pager">
-            ${cursors.length > 1 && html`<button type="button" onClick=${() => setCursors(cursors.slice(0, -1))}>Previous</button>`}
-            ${data?.next_cursor && html`<button type="button" onClick=${() => setCursors([...cursors, data.next_cursor])}>Next</button>`}
-          </p>`}
+          <${Pager} next=${data?.next_cursor} />`}
   `;
 }
