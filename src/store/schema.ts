@@ -79,10 +79,33 @@ export interface UsageTable {
   created_at: number;
 }
 
+export interface ResponseTable {
+  id: string;
+  key_id: string;
+  model: string;
+  /** The response object as the client got it, JSON. */
+  body: string;
+  /** Every input item of the call (earlier turns included, references resolved), JSON array. */
+  input_items: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface ResponseItemTable {
+  id: string;
+  key_id: string;
+  response_id: string;
+  /** The item, JSON. */
+  body: string;
+  expires_at: number;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   models: ModelTable;
   reservations: ReservationTable;
   tasks: TaskTable;
   usage: UsageTable;
+  responses: ResponseTable;
+  response_items: ResponseItemTable;
 }
