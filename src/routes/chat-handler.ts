@@ -119,20 +119,26 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       if (!stream) {
         const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
         await settle(200, answer.usage.input ?? estimate.input, answer.usage.output ?? 0);
-        if (spec.finished) await spec.finished(request, call, JSON.parse(answer.payload) as Record<string, unknown>);
+        if (spec.finished) {
+          await spec.finished(request, call, JSON.parse(answer.payload) as Record<string, unknown>).catch((err: Error) => request.log.error({ err: err.message }, 'storing an answer failed'));
+        }
         return reply.header('content-type', 'application/json; charset=utf-8').send(answer.payload);
       }
       const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
-      const outcome = await pipeChatStream(reply, client, opened, abort.signal);
+      const store = spec.finished;
+      const final = () => opened.translator.final?.() as Record<string, unknown> | undefined;
+      const beforeEnd = store
+        ? async () => {
+            const answer = final();
+            if (answer) await store(request, call, answer).catch((err: Error) => request.log.error({ err: err.message }, 'storing a streamed answer failed'));
+          }
+        : undefined;
+      const outcome = await pipeChatStream(reply, client, opened, abort.signal, beforeEnd);
       if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
       if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
       const used = deliveredUsage(opened.translator.usage, opened.translator.complete, opened.translator.deliveredTokens, estimate);
       // The answer is out: a failing settle can only be logged now.
       await settle(outcome.status, used.input, used.output).catch((err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'));
-      const final = opened.translator.final?.();
-      if (spec.finished && outcome.status === 200 && final) {
-        await spec.finished(request, call, final as Record<string, unknown>).catch((err: Error) => request.log.error({ err: err.message }, 'storing a streamed answer failed'));
-      }
       return reply;
     } catch (err) {
       await releaseQuietly(services, hold);
