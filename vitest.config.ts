@@ -4,9 +4,11 @@ import { defineConfig } from 'vitest/config';
 // per test, created on the machine's server at 127.0.0.1:5432). MEDIAGATE_TEST_DB picks the store
 // inside test/helpers/databases.ts. Suites that never touch a store are listed in `storeFree` and
 // run once.
-const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/config-error-messages.test.ts', 'test/quick-start.test.ts'];
+const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/config-error-messages.test.ts', 'test/quick-start.test.ts', 'test/serve-output.test.ts'];
 // Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
 const postgresOnly = ['test/multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
+// The console in a real browser runs once (on SQLite): the admin API it calls is tested on both stores.
+const browserOnce = ['test/console-browser.test.ts'];
 
 export default defineConfig({
   test: {
@@ -18,7 +20,7 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly, env: { MEDIAGATE_TEST_DB: 'sqlite' } } },
-      { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: storeFree, env: { MEDIAGATE_TEST_DB: 'postgres' } } },
+      { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: [...storeFree, ...browserOnce], env: { MEDIAGATE_TEST_DB: 'postgres' } } },
     ],
   },
 });

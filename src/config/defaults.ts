@@ -27,8 +27,9 @@ export const SEEDREAM_MODELS: Record<string, ModelConfig> = {
 };
 
 export const SIMULATOR_MODELS: Record<string, ModelConfig> = {
-  'sim-chat': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 0.5, output_per_million: 1.5 } },
-  'sim-claude': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 3, output_per_million: 15 } },
+  // The simulator counts an image part as 85 input tokens.
+  'sim-chat': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 0.5, output_per_million: 1.5 }, image_input_tokens: 85 },
+  'sim-claude': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 3, output_per_million: 15 }, image_input_tokens: 85 },
   'sim-image': { kind: 'image', owned_by: 'simulator', price: { per_image: 0.02 } },
   'sim-video': {
     kind: 'video',
@@ -78,6 +79,8 @@ export function embeddedDefault(env: Env): Record<string, unknown> {
     // A simulated task is queued for its first 2 s: polling every 5 s (the general default) would
     // go from SUBMITTED straight to IN_PROGRESS. Polls of the in-process simulator cost nothing.
     tasks: { poll_interval_ms: 1000, tick_ms: 250 },
+    // Finished videos are kept next to the database, so /content outlives the provider's URL.
+    storage: { type: 'local', dir: './data/videos' },
     channels,
     models,
   };

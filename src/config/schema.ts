@@ -23,6 +23,8 @@ export const ChannelSchema = Type.Object(
     // Omitted only for a `simulator` channel: it then points at the in-process simulator.
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     api_key: Type.Optional(Type.String()),
+    // The second credential of providers that sign their requests (Kling: the secret key).
+    api_secret: Type.Optional(Type.String()),
     priority: Int({ default: 0 }),
     weight: Int({ minimum: 1, default: 1 }),
     enabled: Type.Boolean({ default: true }),
@@ -74,8 +76,69 @@ export const ModelSchema = Type.Object(
     // Requests per minute across all keys; 0 = no model limit (then limits.model_rpm applies).
     rpm: Type.Optional(Type.Integer({ minimum: 0 })),
     price: Type.Optional(PriceSchema),
+    // Chat: input tokens one image part may cost at most, for the credit hold (default 1600).
+    image_input_tokens: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
+);
+
+// Where finished videos are archived, so /content keeps working after the provider's URL and
+// retention are gone (docs/video.md, "Archive").
+export const StorageSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('none'), Type.Literal('local'), Type.Literal('s3')], { default: 'none' }),
+    // type local: the directory (relative to the config file; to the working directory in the embedded default).
+    dir: Type.String({ minLength: 1, default: './data/videos' }),
+    // type s3: any S3-compatible store.
+    s3: Type.Optional(
+      Type.Object(
+        {
+          bucket: Type.String({ minLength: 3, maxLength: 63 }),
+          region: Type.String({ minLength: 1, default: 'us-east-1' }),
+          // Omitted for AWS itself; set for MinIO, R2, TOS, OSS and the like.
+          endpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
+          access_key_id: Type.Optional(Type.String({ minLength: 1 })),
+          secret_access_key: Type.Optional(Type.String({ minLength: 1 })),
+          // Object keys are <prefix><task_id>.mp4.
+          prefix: Type.String({ default: 'videos/' }),
+          // Path-style URLs (endpoint/bucket/key): what most S3-compatible servers want.
+          force_path_style: Type.Boolean({ default: true }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    // provider: fail_reason of a SUCCESS is the provider's URL; gateway: the gateway's /content URL.
+    public_url_mode: Type.Union([Type.Literal('provider'), Type.Literal('gateway')], { default: 'provider' }),
+    // Archived videos older than this many days are deleted; 0 keeps them.
+    retain_days: Type.Number({ minimum: 0, default: 0 }),
+    // Seconds to wait before each further attempt of a failed copy; the copy gives up after the last.
+    retry_delays_s: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, default: [5, 30, 120, 600, 1800, 3600, 7200] }),
+    // How often an instance looks for copies to make, and how many it makes at once.
+    tick_ms: Int({ minimum: 10, default: 1000 }),
+    concurrency: Int({ minimum: 1, maximum: 64, default: 2 }),
+    lease_ms: Int({ minimum: 1000, default: 600000 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+// Completion webhooks of video tasks (docs/video.md, "Webhooks").
+export const WebhooksSchema = Type.Object(
+  {
+    // Lets callback_url be http:// (and point at loopback): for local development and tests only.
+    allow_insecure: Type.Boolean({ default: false }),
+    // Seconds to wait before each further attempt; after the last the delivery is given up. The
+    // default spans about 28 h.
+    retry_delays_s: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, default: [5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),
+    // One attempt, connect to last response byte.
+    timeout_ms: Int({ minimum: 100, maximum: 60000, default: 5000 }),
+    // How often an instance looks for due deliveries, how many it sends at once, how long its claim lasts.
+    tick_ms: Int({ minimum: 10, default: 1000 }),
+    concurrency: Int({ minimum: 1, maximum: 256, default: 16 }),
+    lease_ms: Int({ minimum: 1000, default: 60000 }),
+    // After `keys webhook-secret` rotates a key's secret, the old one keeps signing this long.
+    rotation_grace_s: Int({ minimum: 0, default: 86400 }),
+  },
+  { additionalProperties: false, default: {} },
 );
 
 export const ConfigSchema = Type.Object(
@@ -92,6 +155,9 @@ export const ConfigSchema = Type.Object(
         headers_timeout_ms: Int({ minimum: 100, default: 15000 }),
         // Open connections from one client address; more are closed at once. 0 = no cap.
         max_connections_per_client: Int({ minimum: 0, default: 1024 }),
+        // The absolute base of URLs the gateway hands out (video /content links, provider callbacks),
+        // e.g. https://gateway.example.com. Unset: the request's own scheme and Host.
+        public_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -141,6 +207,13 @@ export const ConfigSchema = Type.Object(
         // A chat or image request's credit hold still open after this long belongs to a process
         // that died mid-request; it is released. Longer than any request may take.
         abandoned_hold_s: Int({ minimum: 60, default: 3600 }),
+        // Chat and image holds come from a lease of the key's balance kept in memory per instance
+        // and written back in batches (docs/limits.md); false: one database transaction per move.
+        credit_leases: Type.Boolean({ default: true }),
+        // A lease not renewed for this long returns to the balance (a crashed instance's money).
+        credit_lease_ttl_s: Int({ minimum: 2, maximum: 3600, default: 30 }),
+        // Settled amounts are written back at most this long after the settle.
+        credit_flush_ms: Int({ minimum: 10, maximum: 10000, default: 250 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -154,6 +227,10 @@ export const ConfigSchema = Type.Object(
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
         // Upstream sockets per origin: every held stream needs one.
         max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
+        // Largest upstream answer read whole (JSON answers), and largest single stream event or
+        // line; beyond them the upstream is cut off and the client gets 502 upstream_error.
+        max_body_mb: Type.Number({ exclusiveMinimum: 0, default: 32 }),
+        max_stream_event_mb: Type.Number({ exclusiveMinimum: 0, default: 4 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -190,6 +267,22 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    storage: StorageSchema,
+    webhooks: WebhooksSchema,
+    admin: Type.Object(
+      {
+        // The admin API (/admin/api/*) and the web console (/console). Off unless switched on.
+        enabled: Type.Boolean({ default: false }),
+        // "host:port" of a separate listener that serves only the admin API and the console; absent =
+        // they are served on server.host:server.port beside the model endpoints.
+        listen: Type.Optional(Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$' })),
+        // Lifetime of a console session (the cookie and its row).
+        session_ttl_s: Int({ minimum: 60, maximum: 7 * 86400, default: 8 * 3600 }),
+        // Console login attempts per client address per minute.
+        login_per_minute: Int({ minimum: 1, maximum: 1000, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     channels: Type.Array(ChannelSchema, { default: [] }),
     models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
   },
@@ -199,5 +292,7 @@ export const ConfigSchema = Type.Object(
 export type Config = Static<typeof ConfigSchema>;
 export type ChannelConfig = Static<typeof ChannelSchema>;
 export type ModelConfig = Static<typeof ModelSchema>;
+export type StorageConfig = Static<typeof StorageSchema>;
+export type WebhooksConfig = Static<typeof WebhooksSchema>;
 export type ModelKindName = Static<typeof ModelKind>;
 export type VideoModeName = Static<typeof VideoMode>;

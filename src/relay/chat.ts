@@ -7,7 +7,7 @@ import { SseReader } from '../formats/sse.js';
 import { chatEndpointFor, type ChatEndpoint } from '../providers/chat.js';
 import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
-import { readText } from '../upstream/json.js';
+import { answerLimitsOf, readText } from '../upstream/json.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, and either pass the request
@@ -85,7 +85,7 @@ export class ChatRelay {
       await readText(res, call.signal).catch(() => '');
       throw new UpstreamFailure('malformed', 'the upstream answered a stream request without an event stream', res.statusCode);
     }
-    const reader = new SseReader(res.body);
+    const reader = new SseReader(res.body, answerLimitsOf(res).eventBytes);
     const translator = this.translator(call, endpoint);
     try {
       let first = '';

@@ -5,10 +5,13 @@ import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/anthropic/request.js';
 import { errors, statusOf } from '../http/errors.js';
+import { redact } from '../http/redact.js';
+import { believableCount } from '../upstream/usage-number.js';
 import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
+import { inputTokenBound } from '../limits/estimate.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import type { Target } from '../upstream/target.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
@@ -28,13 +31,12 @@ export interface TokenEstimate {
 }
 
 /**
- * What a request may cost at most, to reserve before the call: input ≈ body bytes / 4 (the
- * messages are nearly all of the body), output = the client's max tokens or the default cap.
+ * What a request may cost at most, to reserve before the call: input bounded from above (see
+ * limits/estimate.ts), output = the client's max tokens or the default cap.
  */
-export function estimateChatTokens(client: ChatFormat, body: Record<string, unknown>, contentLength: number): TokenEstimate {
-  const bytes = contentLength > 0 ? contentLength : JSON.stringify(body.messages ?? body.input ?? body.contents ?? '').length;
+export function estimateChatTokens(client: ChatFormat, body: Record<string, unknown>, contentLength: number, imageTokens?: number): TokenEstimate {
   const max = maxTokensOf(client, body).value;
-  return { input: Math.ceil(bytes / 4), output: typeof max === 'number' && max > 0 ? max : DEFAULT_OUTPUT_CAP };
+  return { input: inputTokenBound(body, contentLength, imageTokens), output: typeof max === 'number' && max > 0 ? max : DEFAULT_OUTPUT_CAP };
 }
 
 /** The output cap a client set, and the name of its field (for the credit refusal's hint). */
@@ -87,20 +89,22 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
     const abort = new AbortController();
     const call: ChatCall = { client, body, stream, includeUsage, signal: abort.signal };
     if (spec.prepare) await spec.prepare(request, call);
-    const estimate = estimateChatTokens(client, call.body, Number(request.headers['content-length'] ?? 0));
+    // A body the gateway expanded (stored Responses state) is measured as sent upstream.
+    const bytes = call.body === body ? Number(request.headers['content-length'] ?? 0) : 0;
+    const estimate = estimateChatTokens(client, call.body, bytes, model.config.image_input_tokens);
     const cap = maxTokensOf(client, call.body);
     const fit = chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined);
     const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
 
     let channel = '';
-    const record = (status: number, input: number, output: number, cost: number) => {
+    const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
       markUsageRecorded(request);
-      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, latency_ms: Date.now() - started });
+      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, overage_micros: overage, latency_ms: Date.now() - started });
     };
     const settle = async (status: number, input: number, output: number) => {
       const cost = chatCostMicros(model.config, input, output);
-      const charged = await services.credit.settle(hold, cost);
-      record(status, input, output, charged ?? cost);
+      const settled = await services.credit.settle(hold, cost);
+      record(status, input, output, settled?.chargedMicros ?? cost, settled?.overageMicros ?? 0);
     };
 
     const onClose = () => {
@@ -118,11 +122,12 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
     try {
       if (!stream) {
         const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
-        await settle(200, answer.usage.input ?? estimate.input, answer.usage.output ?? 0);
+        const usage = believableUsage(answer.usage, estimate);
+        await settle(200, usage.input ?? estimate.input, usage.output ?? 0);
         if (spec.finished) {
           await spec.finished(request, call, JSON.parse(answer.payload) as Record<string, unknown>).catch((err: Error) => request.log.error({ err: err.message }, 'storing an answer failed'));
         }
-        return reply.header('content-type', 'application/json; charset=utf-8').send(answer.payload);
+        return reply.header('content-type', 'application/json; charset=utf-8').send(redact(answer.payload));
       }
       const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
       const store = spec.finished;
@@ -136,7 +141,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       const outcome = await pipeChatStream(reply, client, opened, abort.signal, beforeEnd);
       if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
       if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
-      const used = deliveredUsage(opened.translator.usage, opened.translator.complete, opened.translator.deliveredTokens, estimate);
+      const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
       // The answer is out: a failing settle can only be logged now.
       await settle(outcome.status, used.input, used.output).catch((err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'));
       return reply;
@@ -155,6 +160,11 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       reply.raw.off('close', onClose);
     }
   };
+}
+
+/** The provider's usage with any count that is not believable (1e30, negative, not a number) replaced by the estimate. */
+function believableUsage(usage: ReportedUsage, estimate: TokenEstimate): ReportedUsage {
+  return { input: believableCount(usage.input, estimate.input), output: believableCount(usage.output, estimate.output) };
 }
 
 /**

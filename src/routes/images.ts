@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { redactDeep } from '../http/redact.js';
 import { limitModel } from '../limits/hook.js';
 import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
@@ -58,7 +59,7 @@ async function serve(
   const hold = await services.credit.reserve(p, imageCostMicros(model.config, requested));
   const call: ImagesCall = { upstream: services.upstream, signal: abortOnDisconnect(reply) };
   let channel = '';
-  const row = (status: number, images: number, cost: number) => {
+  const row = (status: number, images: number, cost: number, overage = 0) => {
     markUsageRecorded(request);
     services.ledger.record({
       key_id: p.keyId,
@@ -69,6 +70,7 @@ async function serve(
       input_units: inputImages,
       output_units: images,
       cost_micros: cost,
+      overage_micros: overage,
       latency_ms: Date.now() - started,
     });
   };
@@ -87,12 +89,13 @@ async function serve(
     throw g;
   }
   const images = result.data.length;
-  const charged = (await services.credit.settle(hold, imageCostMicros(model.config, images))) ?? 0;
-  row(200, images, charged);
+  const settled = await services.credit.settle(hold, imageCostMicros(model.config, images));
+  row(200, images, settled?.chargedMicros ?? 0, settled?.overageMicros ?? 0);
   return {
     created: result.created,
     ...result.extra,
-    data: result.data,
+    // Provider strings (URLs, revised prompts) go out scrubbed of upstream secrets.
+    data: redactDeep(result.data),
     ...(result.usage !== undefined ? { usage: result.usage } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import { HAILUO_1080P_DURATION, HAILUO_FRAME, HAILUO_MODELS } from '../providers/minimax/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { sampleVideo } from './mp4.js';
 import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
@@ -11,27 +12,6 @@ import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, sealId, ser
 // about 9 hours. Outcome markers in the prompt are those of video-common.ts: [moderation] fails
 // with 1027 (output sensitive); MiniMax has no cancelled or expired state, so those end `Fail`.
 
-interface HailuoModel {
-  modes: ('text' | 'first_frame' | 'first_last_frame' | 'subject')[];
-  durations: number[];
-  resolutions: string[];
-  defaultResolution: string;
-}
-
-export const HAILUO_MODELS: Record<string, HailuoModel> = {
-  'MiniMax-Hailuo-2.3': { modes: ['text', 'first_frame'], durations: [6, 10], resolutions: ['768P', '1080P'], defaultResolution: '768P' },
-  'MiniMax-Hailuo-2.3-Fast': { modes: ['first_frame'], durations: [6, 10], resolutions: ['768P', '1080P'], defaultResolution: '768P' },
-  'MiniMax-Hailuo-02': { modes: ['text', 'first_frame', 'first_last_frame'], durations: [6, 10], resolutions: ['512P', '768P', '1080P'], defaultResolution: '768P' },
-  'T2V-01-Director': { modes: ['text'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
-  'T2V-01': { modes: ['text'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
-  'I2V-01-Director': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
-  'I2V-01-live': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
-  'I2V-01': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
-  'S2V-01': { modes: ['subject'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
-};
-
-/** Frame size of a finished video by resolution (16:9). */
-export const HAILUO_FRAME: Record<string, [number, number]> = { '512P': [912, 512], '720P': [1280, 720], '768P': [1366, 768], '1080P': [1920, 1080] };
 /** Lifetime of a download_url, seconds (capped by the simulator's URL lifetime). */
 const DOWNLOAD_TTL_S = 9 * 3600;
 const FILE = /^\/__sim\/minimax\/files\/([0-9]+)\.mp4$/;
@@ -82,7 +62,7 @@ function parseCreate(ctx: SimContext): Omit<HailuoTask, 'id' | 'fileId'> | undef
   const resolution = body.resolution ?? spec.defaultResolution;
   if (typeof resolution !== 'string' || !spec.resolutions.includes(resolution)) return refuse(ctx, 2013, `invalid params, resolution must be one of ${spec.resolutions.join(', ')} for ${model}`);
   if (resolution === '512P' && mode === 'text') return refuse(ctx, 2013, 'invalid params, 512P is only available for image-to-video');
-  if (resolution === '1080P' && duration !== 6) return refuse(ctx, 2013, 'invalid params, 1080P supports 6 s only');
+  if (resolution === '1080P' && duration !== HAILUO_1080P_DURATION) return refuse(ctx, 2013, 'invalid params, 1080P supports 6 s only');
   for (const k of ['prompt_optimizer', 'fast_pretreatment', 'aigc_watermark']) if (body[k] !== undefined && typeof body[k] !== 'boolean') return refuse(ctx, 2013, `invalid params, ${k} must be a boolean`);
   return { model, prompt, duration, resolution, createdMs: Date.now(), outcome: outcomeOf(prompt) };
 }

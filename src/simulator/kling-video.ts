@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { KLING_MODELS, KLING_RATIOS, KLING_SIMULATOR_ACCOUNT } from '../providers/kling/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { newId, outcomeOf, partState, phaseAt, sealId, sendSampleVideo, videoSecret, type SimOutcome } from './video-common.js';
 
@@ -10,19 +11,6 @@ import { newId, outcomeOf, partState, phaseAt, sealId, sendSampleVideo, videoSec
 // public CDN-style links without a key. Outcome markers in the prompt are those of video-common.ts;
 // Kling has no cancelled or expired state, so those end `failed` too.
 
-/** The one account the simulator knows (access key → secret key). */
-export const KLING_SIM_ACCESS_KEY = 'ak-simulator';
-export const KLING_SIM_SECRET_KEY = 'sk-simulator-kling-secret';
-
-export const KLING_MODELS: Record<string, { text: boolean; tail: boolean; sound: boolean }> = {
-  'kling-v1': { text: true, tail: true, sound: false },
-  'kling-v1-6': { text: true, tail: true, sound: false },
-  'kling-v2-master': { text: true, tail: false, sound: false },
-  'kling-v2-1-master': { text: true, tail: false, sound: false },
-  'kling-v2-5-turbo': { text: true, tail: true, sound: false },
-  'kling-v2-6': { text: true, tail: true, sound: true },
-};
-const RATIOS = ['16:9', '9:16', '1:1'];
 type Kind = 'text2video' | 'image2video';
 const FILE = /^\/__sim\/kling\/videos\/([0-9]+)\/([0-9a-f]{32})\.mp4$/;
 
@@ -75,8 +63,8 @@ function authenticate(ctx: SimContext): boolean {
   const header = b64urlJson(m[1]);
   const claims = b64urlJson(m[2]);
   if (!header || !claims || header.alg !== 'HS256') return deny(1002, 'Authorization is invalid');
-  if (claims.iss !== KLING_SIM_ACCESS_KEY) return deny(1000, 'Authentication failed');
-  const want = createHmac('sha256', KLING_SIM_SECRET_KEY).update(`${m[1]}.${m[2]}`).digest();
+  if (claims.iss !== KLING_SIMULATOR_ACCOUNT.apiKey) return deny(1000, 'Authentication failed');
+  const want = createHmac('sha256', KLING_SIMULATOR_ACCOUNT.apiSecret).update(`${m[1]}.${m[2]}`).digest();
   const given = Buffer.from(m[3], 'base64url');
   if (given.length !== want.length || !timingSafeEqual(given, want)) return deny(1002, 'Authorization is invalid');
   const now = Date.now() / 1000;
@@ -113,7 +101,7 @@ function parseCreate(ctx: SimContext, kind: Kind): Omit<KlingTask, 'id' | 'video
     if (!prompt) return invalid(ctx, 'prompt is required');
     if (body.image !== undefined || body.image_tail !== undefined) return invalid(ctx, 'image is not supported by text2video');
     const r = body.aspect_ratio ?? '16:9';
-    if (typeof r !== 'string' || !RATIOS.includes(r)) return invalid(ctx, `aspect_ratio must be one of ${RATIOS.join(', ')}`);
+    if (typeof r !== 'string' || !KLING_RATIOS.includes(r)) return invalid(ctx, `aspect_ratio must be one of ${KLING_RATIOS.join(', ')}`);
     aspectRatio = r;
   } else {
     const isImage = (v: unknown) => typeof v === 'string' && (/^https?:\/\//.test(v) || /^[A-Za-z0-9+/]+={0,2}$/.test(v));

@@ -1,3 +1,4 @@
+import { VEO_DURATIONS, VEO_IMAGE_TYPES, VEO_MAX_REFERENCE_IMAGES, VEO_MODELS, VEO_RATIOS } from '../providers/gemini/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { newId, openId, ossSignedUrl, outcomeOf, partState, phaseAt, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
 
@@ -10,15 +11,7 @@ import { newId, openId, ossSignedUrl, outcomeOf, partState, phaseAt, sealId, ser
 // until they finish, then they hold `response` or `error`. Outcome markers in the prompt are those
 // of video-common.ts; [moderation] ends with every sample filtered by the RAI check.
 
-export const VEO_MODELS: Record<string, { resolutions: string[] }> = {
-  'veo-3.1-generate-preview': { resolutions: ['720p', '1080p', '4k'] },
-  'veo-3.1-fast-generate-preview': { resolutions: ['720p', '1080p', '4k'] },
-  'veo-3.1-lite-generate-preview': { resolutions: ['720p', '1080p'] },
-};
-const RATIOS = ['16:9', '9:16'];
-const DURATIONS = [4, 6, 8];
 const PARAMS = new Set(['aspectRatio', 'resolution', 'durationSeconds', 'negativePrompt', 'personGeneration', 'sampleCount', 'enhancePrompt']);
-const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
 const OPERATION = /^\/v1beta\/models\/([^/:]+)\/operations\/([a-z0-9]+)$/;
 const BLOB = /^\/__sim\/veo\/blobs\/([a-z0-9]+)\.mp4$/;
 /** How long the signed blob URL behind a file download stays valid, seconds. */
@@ -74,7 +67,7 @@ function imageProblem(v: unknown, where: string): string | undefined {
   if (!img || typeof img !== 'object') return `${where} must be an image object.`;
   if ('inlineData' in img) return `\`inlineData\` isn't supported by this model. Use \`bytesBase64Encoded\` in ${where}.`;
   if (typeof img.bytesBase64Encoded !== 'string' || !img.bytesBase64Encoded) return `${where}.bytesBase64Encoded is required.`;
-  if (typeof img.mimeType !== 'string' || !IMAGE_TYPES.includes(img.mimeType)) return `${where}.mimeType must be one of ${IMAGE_TYPES.join(', ')}.`;
+  if (typeof img.mimeType !== 'string' || !VEO_IMAGE_TYPES.includes(img.mimeType)) return `${where}.mimeType must be one of ${VEO_IMAGE_TYPES.join(', ')}.`;
   const bytes = Buffer.from(img.bytesBase64Encoded, 'base64');
   const riff = bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP';
   if (!bytes.subarray(0, 4).equals(PNG) && !bytes.subarray(0, 3).equals(JPEG) && !riff) return `${where} is not a valid image.`;
@@ -109,7 +102,7 @@ function parseCreate(ctx: SimContext, model: string): Omit<VeoOperation, 'id' | 
   }
   if (inst.referenceImages !== undefined) {
     const refs = inst.referenceImages;
-    if (!Array.isArray(refs) || refs.length === 0 || refs.length > 3) return invalid(ctx, 'referenceImages must hold 1 to 3 images.');
+    if (!Array.isArray(refs) || refs.length === 0 || refs.length > VEO_MAX_REFERENCE_IMAGES) return invalid(ctx, `referenceImages must hold 1 to ${VEO_MAX_REFERENCE_IMAGES} images.`);
     if (inst.image !== undefined) return invalid(ctx, '`referenceImages` cannot be combined with `image`.');
     for (const [i, r] of refs.entries()) {
       const ref = r as Record<string, unknown> | null;
@@ -127,11 +120,11 @@ function parseCreate(ctx: SimContext, model: string): Omit<VeoOperation, 'id' | 
   if ('seed' in params) return invalid(ctx, '`seed` isn\'t supported by this model.');
   for (const k of Object.keys(params)) if (!PARAMS.has(k)) return invalid(ctx, `\`${k}\` isn't supported by this model.`);
   const aspectRatio = params.aspectRatio ?? '16:9';
-  if (typeof aspectRatio !== 'string' || !RATIOS.includes(aspectRatio)) return invalid(ctx, `aspectRatio must be one of ${RATIOS.join(', ')}.`);
+  if (typeof aspectRatio !== 'string' || !VEO_RATIOS.includes(aspectRatio)) return invalid(ctx, `aspectRatio must be one of ${VEO_RATIOS.join(', ')}.`);
   const resolution = params.resolution ?? '720p';
   if (typeof resolution !== 'string' || !spec.resolutions.includes(resolution)) return invalid(ctx, `resolution must be one of ${spec.resolutions.join(', ')} for ${model}.`);
   const durationSeconds = params.durationSeconds ?? 8;
-  if (typeof durationSeconds !== 'number' || !DURATIONS.includes(durationSeconds)) return invalid(ctx, `durationSeconds must be a number, one of ${DURATIONS.join(', ')}.`);
+  if (typeof durationSeconds !== 'number' || !VEO_DURATIONS.includes(durationSeconds)) return invalid(ctx, `durationSeconds must be a number, one of ${VEO_DURATIONS.join(', ')}.`);
   if (durationSeconds !== 8 && (resolution !== '720p' || mode === 'reference')) return invalid(ctx, 'durationSeconds must be 8 with 1080p, 4k or reference images.');
   if (params.sampleCount !== undefined && params.sampleCount !== 1) return invalid(ctx, 'sampleCount must be 1.');
   if (params.personGeneration !== undefined) {

@@ -1,3 +1,4 @@
+import { WAN_MODELS, WAN_SIZES } from '../providers/dashscope/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, uuid, videoSecret, type SimOutcome } from './video-common.js';
 
@@ -11,33 +12,8 @@ import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, uuid, vi
 // are those of video-common.ts: [moderation] fails with DataInspectionFailed, [cancel] ends
 // CANCELED, [expire] ends UNKNOWN (the task is gone), [fail] FAILED with an internal error.
 
-type WanKind = 't2v' | 'i2v' | 'kf2v';
-interface WanModel {
-  kind: WanKind;
-  resolutions: string[];
-  durations: number[];
-}
-
-const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
-export const WAN_MODELS: Record<string, WanModel> = {
-  'wan2.2-t2v-plus': { kind: 't2v', resolutions: ['480P', '1080P'], durations: [5] },
-  'wan2.5-t2v-preview': { kind: 't2v', resolutions: ['480P', '720P', '1080P'], durations: [5, 10] },
-  'wan2.6-t2v': { kind: 't2v', resolutions: ['720P', '1080P'], durations: range(2, 15) },
-  'wan2.2-i2v-plus': { kind: 'i2v', resolutions: ['480P', '1080P'], durations: [5] },
-  'wan2.2-i2v-flash': { kind: 'i2v', resolutions: ['480P', '720P', '1080P'], durations: [5] },
-  'wan2.5-i2v-preview': { kind: 'i2v', resolutions: ['480P', '720P', '1080P'], durations: [5, 10] },
-  'wan2.6-i2v': { kind: 'i2v', resolutions: ['720P', '1080P'], durations: range(2, 15) },
-  'wan2.2-kf2v-flash': { kind: 'kf2v', resolutions: ['480P', '720P', '1080P'], durations: [5] },
-  'wanx2.1-kf2v-plus': { kind: 'kf2v', resolutions: ['720P'], durations: [5] },
-};
-
-/** Text-to-video `size` values by resolution tier. */
-export const WAN_SIZES: Record<string, string[]> = {
-  '480P': ['832*480', '480*832', '624*624'],
-  '720P': ['1280*720', '720*1280', '960*960', '1088*832', '832*1088'],
-  '1080P': ['1920*1080', '1080*1920', '1440*1440', '1632*1248', '1248*1632'],
-};
-const tierOfSize = (size: string) => Object.keys(WAN_SIZES).find((t) => WAN_SIZES[t].includes(size));
+/** The resolution tier of a text-to-video `size`. */
+const tierOfSize = (size: string) => Object.keys(WAN_SIZES).find((t) => Object.values(WAN_SIZES[t]).includes(size));
 
 const FILE = /^\/__sim\/dashscope\/videos\/([0-9a-f-]+)\.mp4$/;
 
@@ -88,13 +64,13 @@ function parseCreate(ctx: SimContext, endpoint: 'video-generation' | 'image2vide
   if (spec.kind === 't2v') {
     if (!prompt) return invalid(ctx, 'input.prompt is required.', 'MissingParameter');
     if (input.img_url !== undefined || params.resolution !== undefined) return invalid(ctx, `Model ${model} takes no image and is sized by parameters.size.`);
-    const size = params.size ?? (spec.resolutions.includes('1080P') ? '1920*1080' : '1280*720');
+    const size = params.size ?? WAN_SIZES[spec.defaultResolution]['16:9'];
     const tier = typeof size === 'string' ? tierOfSize(size) : undefined;
-    if (!tier || !spec.resolutions.includes(tier)) return invalid(ctx, `parameters.size must be one of ${spec.resolutions.flatMap((r) => WAN_SIZES[r]).join(', ')} for ${model}.`);
+    if (!tier || !spec.resolutions.includes(tier)) return invalid(ctx, `parameters.size must be one of ${spec.resolutions.flatMap((r) => Object.values(WAN_SIZES[r])).join(', ')} for ${model}.`);
     resolution = tier;
   } else {
     if (params.size !== undefined) return invalid(ctx, `Model ${model} is sized by parameters.resolution.`);
-    const r = params.resolution ?? spec.resolutions[spec.resolutions.length - 1];
+    const r = params.resolution ?? spec.defaultResolution;
     if (typeof r !== 'string' || !spec.resolutions.includes(r)) return invalid(ctx, `parameters.resolution must be one of ${spec.resolutions.join(', ')} for ${model}.`);
     resolution = r;
     if (spec.kind === 'i2v' && !isUrl(input.img_url)) return invalid(ctx, 'input.img_url is required.', 'MissingParameter');
@@ -103,7 +79,7 @@ function parseCreate(ctx: SimContext, endpoint: 'video-generation' | 'image2vide
       if (input.last_frame_url !== undefined && !isUrl(input.last_frame_url)) return invalid(ctx, 'input.last_frame_url must be a URL.');
     }
   }
-  const duration = params.duration ?? spec.durations[0];
+  const duration = params.duration ?? 5;
   if (typeof duration !== 'number' || !spec.durations.includes(duration)) return invalid(ctx, `parameters.duration must be one of ${spec.durations.join(', ')} for ${model}.`);
   if (params.seed !== undefined && (typeof params.seed !== 'number' || !Number.isInteger(params.seed) || params.seed < 0 || params.seed > 2147483647)) return invalid(ctx, 'parameters.seed must be an integer in [0, 2147483647].');
   for (const k of ['prompt_extend', 'watermark', 'audio']) if (params[k] !== undefined && typeof params[k] !== 'boolean') return invalid(ctx, `parameters.${k} must be a boolean.`);

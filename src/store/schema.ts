@@ -15,6 +15,8 @@ export interface ApiKeyTable {
   concurrency: number;
   /** Available balance in micro-dollars; null = unlimited. */
   credit_micros: number | null;
+  /** What the key owes: real costs above their hold that the balance could not cover. Refused while > 0. */
+  overage_micros: Generated<number>;
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
@@ -75,8 +77,119 @@ export interface UsageTable {
   input_units: number;
   output_units: number;
   cost_micros: number;
+  /** The part of cost_micros that neither the hold nor the balance covered (owed by the key). */
+  overage_micros: Generated<number>;
   latency_ms: number;
   created_at: number;
+}
+
+/** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */
+export interface CreditLeaseTable {
+  /** `<instance>/<key id>` */
+  id: string;
+  key_id: string;
+  instance: string;
+  /** Drawn from the balance and not yet reported spent. */
+  amount_micros: number;
+  /** Unless renewed by then, the amount returns to the balance (after a grace). */
+  expires_at: number;
+}
+
+export interface AdminTokenTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** A console session: the cookie's value is never stored, only its SHA-256. */
+export interface AdminSessionTable {
+  id_hash: string;
+  token_id: string;
+  /** The CSRF token the console must send back in a header on every state-changing request. */
+  csrf: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  /** `admin:<token id> (<name>)` or `cli` */
+  actor: string;
+  action: string;
+  target: string;
+  /** JSON object */
+  detail: string;
+  ip: string;
+}
+
+export interface TaskEventTable {
+  id: Generated<number>;
+  task_id: string;
+  at: number;
+  from_status: string;
+  to_status: string;
+  detail: string;
+}
+
+/** A finished task's video copy in storage (docs/video.md, "Archive"). */
+export interface TaskArchiveTable {
+  task_id: string;
+  /** pending (to copy) | stored | failed (gave up) | deleted (retention ran out) */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number;
+  object_key: string;
+  bytes: number;
+  content_type: string;
+  stored_at: number;
+  /** Why the last attempt failed (no secrets: storage and upstream errors pass through redact). */
+  error: string;
+  created_at: number;
+}
+
+/** Where a task's completion webhooks go, and which events it asked for (JSON array). */
+export interface TaskCallbackTable {
+  task_id: string;
+  url: string;
+  events: string;
+}
+
+/** A key's webhook signing secret (`whsec_` + base64 of 32 random bytes). */
+export interface WebhookSecretTable {
+  key_id: string;
+  secret: string;
+  previous_secret: string | null;
+  /** Until when (ms) deliveries are signed with the previous secret too. */
+  previous_until: number;
+  created_at: number;
+}
+
+/** One webhook delivery: a message (its id is the webhook-id on every attempt) and its retry state. */
+export interface WebhookOutboxTable {
+  id: string;
+  task_id: string;
+  key_id: string;
+  url: string;
+  event: string;
+  /** The exact body sent on every attempt. */
+  payload: string;
+  /** pending | delivered | failed (gave up) */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number;
+  last_status: number;
+  last_error: string;
+  created_at: number;
+  delivered_at: number;
 }
 
 export interface ResponseTable {
@@ -101,11 +214,20 @@ export interface ResponseItemTable {
 }
 
 export interface Database {
+  credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
   models: ModelTable;
   reservations: ReservationTable;
   tasks: TaskTable;
+  task_archives: TaskArchiveTable;
+  webhook_outbox: WebhookOutboxTable;
+  task_callbacks: TaskCallbackTable;
+  webhook_secrets: WebhookSecretTable;
   usage: UsageTable;
+  admin_tokens: AdminTokenTable;
+  admin_sessions: AdminSessionTable;
+  audit_log: AuditLogTable;
+  task_events: TaskEventTable;
   responses: ResponseTable;
   response_items: ResponseItemTable;
 }

@@ -13,6 +13,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { videoAdapterFor } from '../providers/videos.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
+import { redactDeep } from '../http/redact.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -41,7 +42,14 @@ const DEFAULT_EXECUTION_EXPIRES_S = 172_800;
 export class TaskService {
   private readonly refreshing = new Map<string, Promise<TaskRow>>();
 
+  /** Checks a create body's callback_url / callback_events (installed by the webhooks part). */
+  private subscribe: ((p: Principal, body: Record<string, unknown>) => Promise<{ url: string; events: string[] } | null>) | null = null;
+
   constructor(private readonly d: TaskServiceDeps) {}
+
+  useSubscriptions(check: (p: Principal, body: Record<string, unknown>) => Promise<{ url: string; events: string[] } | null>): void {
+    this.subscribe = check;
+  }
 
   /** `onRecorded` is told when the request's usage row is written (the route's one-row-per-request bookkeeping). */
   async create(p: Principal, body: unknown, onRecorded: () => void = () => {}): Promise<TaskRecord> {
@@ -57,8 +65,12 @@ export class TaskService {
       throw new GatewayError(400, 'unsupported_mode', `The model "${model.id}" does not support ${mode} generation; it supports: ${modes.join(', ') || 'none'}.`, {}, 'images');
     }
 
+    // Where the task's webhooks go: checked (URL, address, signing secret) before any credit is held.
+    const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
+
     const estimated = videoTokens(parsed.estimate.resolution, parsed.estimate.ratio, parsed.estimate.seconds);
-    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
+    // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
+    const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimated));
     let channelName = '';
     const record = (status: number) => {
       onRecorded();
@@ -91,7 +103,7 @@ export class TaskService {
         finish_time: 0,
         progress: '0%',
         // The provider's latest word on the task is its create answer ({"id": …}) until the first poll.
-        data: JSON.stringify(created),
+        data: JSON.stringify(redactDeep(created)),
         reservation_id: hold.reservationId,
         estimated_units: estimated,
         next_poll_at: now + this.d.config.tasks.poll_interval_ms,
@@ -104,7 +116,7 @@ export class TaskService {
       };
       try {
         // The provider already runs the task: a dropped database connection must not lose it.
-        await retryWhileUnavailable(() => this.d.repo.insert(row));
+        await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
       } catch (err) {
         this.d.log('error', 'video task: storing a created task failed', { task_id: created.id, error: (err as Error).message });
         if (statusOf(err) === 503) throw err;
@@ -128,8 +140,12 @@ export class TaskService {
     return toTaskRecord(row);
   }
 
-  /** Re-reads a finished task from its provider for a newly signed URL; one fetch per task at a time. */
-  private refreshUrl(row: TaskRow): Promise<TaskRow> {
+  /**
+   * Re-reads a finished task from its provider for a newly signed URL; one fetch per task at a
+   * time. On failure the stored row comes back unchanged. (Also used by /content and the archive
+   * when a download is refused because the URL expired early.)
+   */
+  refreshUrl(row: TaskRow): Promise<TaskRow> {
     let pending = this.refreshing.get(row.task_id);
     if (!pending) {
       pending = this.fetchFresh(row).finally(() => this.refreshing.delete(row.task_id));

@@ -1,4 +1,11 @@
 import type { ProviderTaskView } from '../providers/videos.js';
+import { hasNonPublicLiteralHost, isHttpUrl } from '../upstream/address-guard.js';
+
+/** The scheme of a URL for a message (never the rest: it may carry anything). */
+function urlScheme(value: string): string {
+  const m = /^([a-z][a-z0-9+.-]{0,20}):/i.exec(value);
+  return m ? `${m[1].toLowerCase()}:` : 'no scheme';
+}
 
 // Provider task state → gateway status, progress and fail_reason (the status table of docs/video.md).
 
@@ -16,8 +23,11 @@ export interface MappedStatus {
   failReason: string;
 }
 
-/** The gateway status for a provider task; null when the provider's status word is unknown. */
-export function mapProviderTask(v: ProviderTaskView): MappedStatus | null {
+/**
+ * The gateway status for a provider task; null when the provider's status word is unknown.
+ * `allowPrivate`: the channel may hand out links to private addresses (the simulator).
+ */
+export function mapProviderTask(v: ProviderTaskView, opts: { allowPrivate?: boolean } = {}): MappedStatus | null {
   const reason = (fallbackCode: string, fallbackMessage: string) => `${v.errorCode || fallbackCode}: ${v.errorMessage || fallbackMessage}`;
   switch (v.state) {
     case 'queued':
@@ -27,6 +37,11 @@ export function mapProviderTask(v: ProviderTaskView): MappedStatus | null {
     case 'succeeded':
       // Success without a video is no success for the client: fail it and refund.
       if (!v.videoUrl) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
+      // The link goes to the client as is: only an http(s) link to a public host is handed out.
+      if (!isHttpUrl(v.videoUrl)) return { status: 'FAILURE', failReason: `invalid_response: The provider's video URL is not an http(s) link (${urlScheme(v.videoUrl)}); the gateway hands out only http(s) links.` };
+      if (!opts.allowPrivate && hasNonPublicLiteralHost(v.videoUrl)) {
+        return { status: 'FAILURE', failReason: "invalid_response: The provider's video URL points at a private, loopback or link-local address; the gateway does not hand out such links." };
+      }
       return { status: 'SUCCESS', failReason: v.videoUrl };
     case 'failed':
       return { status: 'FAILURE', failReason: reason('failed', 'The provider reported that the task failed.') };

@@ -2,13 +2,15 @@ import type { Config } from '../config/schema.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros } from '../limits/pricing.js';
-import { redact } from '../http/redact.js';
+import { redact, redactDeep } from '../http/redact.js';
+import { allowsPrivateNetwork } from '../upstream/address-guard.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { ProviderTaskView } from '../providers/videos.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import { signedUrlExpiry } from './url-expiry.js';
 import type { TaskLog } from './log.js';
+import type { MoveHooks } from './move-hooks.js';
 
 // How a task moves: a provider answer (or the gateway's own timeout) becomes at most one guarded
 // UPDATE, and only the caller whose UPDATE moved the task into SUCCESS or FAILURE closes its credit
@@ -21,18 +23,13 @@ export interface TransitionDeps {
   catalog: Catalog;
   settings: Config['tasks'];
   log: TaskLog;
+  /** Archive, webhooks, logs and metrics of status moves; set after construction (they need the repo too). */
+  hooks?: MoveHooks;
 }
 
 /** The progress stored with a status; reads compute the live value for running tasks. */
 const STORED_PROGRESS: Record<GatewayStatus, string> = { SUBMITTED: '0%', QUEUED: '5%', IN_PROGRESS: '10%', SUCCESS: '100%', FAILURE: '100%' };
 
-/** Scrubs upstream secrets from the provider's object; URLs are kept intact (their signature is the point). */
-function scrub(value: unknown): unknown {
-  if (typeof value === 'string') return /^https?:\/\//.test(value) ? value : redact(value);
-  if (Array.isArray(value)) return value.map(scrub);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)]));
-  return value;
-}
 
 export class TaskTransitions {
   constructor(private readonly d: TransitionDeps) {}
@@ -42,7 +39,8 @@ export class TaskTransitions {
    * task as it is afterwards (re-read when another writer moved it first).
    */
   async apply(row: TaskRow, raw: Record<string, unknown>, view: ProviderTaskView, now = Date.now()): Promise<TaskRow> {
-    const mapped = mapProviderTask(view);
+    const channel = this.d.catalog.get(row.model)?.channels.find((c) => c.name === row.channel);
+    const mapped = mapProviderTask(view, { allowPrivate: channel ? allowsPrivateNetwork(channel) : false });
     if (!mapped) {
       this.d.log('warn', 'video task: unknown provider status; keeping the task as it is', { task_id: row.task_id, provider_status: view.rawStatus });
       return row;
@@ -54,7 +52,9 @@ export class TaskTransitions {
 
     const nowS = Math.floor(now / 1000);
     const patch: TaskPatch = {};
-    const data = JSON.stringify(scrub(raw));
+    // Every string from the provider, URLs included, is scrubbed before it is stored or shown.
+    const data = JSON.stringify(redactDeep(raw));
+    const failReason = redact(mapped.failReason);
     if (mapped.status !== current) {
       patch.status = mapped.status;
       patch.progress = STORED_PROGRESS[mapped.status];
@@ -65,7 +65,7 @@ export class TaskTransitions {
         patch.lease_until = 0;
       }
     }
-    if (mapped.failReason !== row.fail_reason) patch.fail_reason = mapped.failReason;
+    if (failReason !== row.fail_reason) patch.fail_reason = failReason;
     if (data !== row.data) patch.data = data;
     if (mapped.status === 'SUCCESS') {
       const expiresAt = signedUrlExpiry(view.videoUrl, view.updatedAtS, now).expiresAt;
@@ -75,10 +75,24 @@ export class TaskTransitions {
     if (!Object.keys(patch).length) return row;
     patch.updated_at = now;
 
-    if (!(await this.d.repo.move(row.task_id, current, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
+    if (!(await this.moveWithHooks(row, current, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
     if (patch.status && isTerminal(mapped.status)) await this.closeHold(next, mapped.status === 'SUCCESS' ? view.totalTokens : null);
     return next;
+  }
+
+  /** Installs the move hooks (built after the transitions, since they read tasks too). */
+  useHooks(hooks: MoveHooks): void {
+    this.d.hooks = hooks;
+  }
+
+  /** The guarded move, with the rows a status change adds written in the same transaction. */
+  private async moveWithHooks(row: TaskRow, from: string, patch: TaskPatch, next: TaskRow, now: number): Promise<boolean> {
+    const hooks = patch.status && patch.status !== from ? this.d.hooks : undefined;
+    const extras = hooks ? await hooks.extrasFor(row, next, now) : undefined;
+    if (!(await this.d.repo.move(row.task_id, from, patch, extras))) return false;
+    hooks?.moved(row, next, now);
+    return true;
   }
 
   /** The gateway gives up on a task open past its deadline: FAILURE and a refund. */
@@ -92,14 +106,14 @@ export class TaskTransitions {
     const patch: TaskPatch = {
       status: 'FAILURE',
       progress: '100%',
-      fail_reason: reason,
+      fail_reason: redact(reason),
       finish_time: Math.floor(now / 1000),
       lease_owner: null,
       lease_until: 0,
       updated_at: now,
     };
-    if (!(await this.d.repo.move(row.task_id, row.status, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
+    if (!(await this.moveWithHooks(row, row.status, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
     await this.closeHold(next, null, ledgerStatus);
     return next;
   }
@@ -116,8 +130,8 @@ export class TaskTransitions {
       const model = this.d.catalog.get(row.model);
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
       const cost = model ? videoCostMicros(model.config, tokens) : 0;
-      const charged = await this.d.credit.settle(hold, cost);
-      if (charged !== null) this.d.ledger.record({ ...base, status: 200, output_units: tokens, cost_micros: charged });
+      const settled = await this.d.credit.settle(hold, cost);
+      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: tokens, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
     } else if (row.status === 'FAILURE') {
       if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
     }

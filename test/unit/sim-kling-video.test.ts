@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
-import { KLING_SIM_ACCESS_KEY, KLING_SIM_SECRET_KEY } from '../../src/simulator/kling-video.js';
+import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
+
+const KLING_SIM_ACCESS_KEY = KLING_SIMULATOR_ACCOUNT.apiKey;
+const KLING_SIM_SECRET_KEY = KLING_SIMULATOR_ACCOUNT.apiSecret;
 import { eventually, simFault } from '../helpers/video.js';
 
 // The simulator's Kling part, spoken to directly in Kling's wire format with per-request JWTs.

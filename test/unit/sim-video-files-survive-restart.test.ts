@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createHmac, randomBytes } from 'node:crypto';
 import { startSimulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
-import { KLING_SIM_ACCESS_KEY, KLING_SIM_SECRET_KEY } from '../../src/simulator/kling-video.js';
+import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { eventually } from '../helpers/video.js';
 
@@ -13,8 +13,8 @@ import { eventually } from '../helpers/video.js';
 function klingJwt(): string {
   const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
-  const head = `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc({ iss: KLING_SIM_ACCESS_KEY, exp: now + 600, nbf: now - 5 })}`;
-  return `${head}.${createHmac('sha256', KLING_SIM_SECRET_KEY).update(head).digest('base64url')}`;
+  const head = `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc({ iss: KLING_SIMULATOR_ACCOUNT.apiKey, exp: now + 600, nbf: now - 5 })}`;
+  return `${head}.${createHmac('sha256', KLING_SIMULATOR_ACCOUNT.apiSecret).update(head).digest('base64url')}`;
 }
 
 async function json(url: string, init: RequestInit = {}): Promise<any> {

@@ -1,6 +1,7 @@
 import type { Target } from '../../upstream/target.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
+import { usageCount } from '../../upstream/usage-number.js';
 import type { ProviderTaskState, ProviderTaskView, VideoAdapter, VideoCall, VideoGenerationRequest } from '../videos.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
 
@@ -56,14 +57,14 @@ export const arkVideos: VideoAdapter = {
     const error = (task.error && typeof task.error === 'object' ? task.error : {}) as Record<string, unknown>;
     const content = (task.content && typeof task.content === 'object' ? task.content : {}) as Record<string, unknown>;
     const usage = (task.usage && typeof task.usage === 'object' ? task.usage : {}) as Record<string, unknown>;
-    const tokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : typeof usage.completion_tokens === 'number' ? usage.completion_tokens : null;
+    const tokens = usageCount(usage.total_tokens) ?? usageCount(usage.completion_tokens);
     return {
       state: STATES.includes(status as ProviderTaskState) ? (status as ProviderTaskState) : 'unknown',
       rawStatus: status,
       videoUrl: typeof content.video_url === 'string' ? content.video_url : '',
       errorCode: typeof error.code === 'string' ? error.code : '',
       errorMessage: typeof error.message === 'string' ? error.message : '',
-      totalTokens: tokens !== null && Number.isFinite(tokens) && tokens >= 0 ? Math.floor(tokens) : null,
+      totalTokens: tokens,
       updatedAtS: typeof task.updated_at === 'number' ? task.updated_at : 0,
     };
   },

@@ -1,0 +1,34 @@
+// MiniMax Hailuo video generation: what each model accepts. Plain data, no imports, so the
+// simulator's Hailuo part checks requests against the same table the adapter validates with.
+
+/** A request's input shape: text, first frame, first + last frame, or a subject reference (S2V-01). */
+export type HailuoMode = 'text' | 'first_frame' | 'first_last_frame' | 'subject';
+
+export interface HailuoModelFacts {
+  modes: HailuoMode[];
+  durations: number[];
+  /** MiniMax's spelling: 512P, 720P, 768P, 1080P. */
+  resolutions: string[];
+  defaultResolution: string;
+}
+
+export const HAILUO_MODELS: Record<string, HailuoModelFacts> = {
+  'MiniMax-Hailuo-2.3': { modes: ['text', 'first_frame'], durations: [6, 10], resolutions: ['768P', '1080P'], defaultResolution: '768P' },
+  'MiniMax-Hailuo-2.3-Fast': { modes: ['first_frame'], durations: [6, 10], resolutions: ['768P', '1080P'], defaultResolution: '768P' },
+  'MiniMax-Hailuo-02': { modes: ['text', 'first_frame', 'first_last_frame'], durations: [6, 10], resolutions: ['512P', '768P', '1080P'], defaultResolution: '768P' },
+  'T2V-01-Director': { modes: ['text'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
+  'T2V-01': { modes: ['text'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
+  'I2V-01-Director': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
+  'I2V-01-live': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
+  'I2V-01': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
+  'S2V-01': { modes: ['subject'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
+};
+/** What a model id outside the table accepts (a newer Hailuo): the widest known set. */
+export const HAILUO_FALLBACK: HailuoModelFacts = { modes: ['text', 'first_frame', 'first_last_frame'], durations: [6, 10], resolutions: ['512P', '768P', '1080P'], defaultResolution: '768P' };
+/** 1080P renders 6 s only; 512P only from an image. */
+export const HAILUO_1080P_DURATION = 6;
+/** Frame size of a finished video by resolution (16:9). */
+export const HAILUO_FRAME: Record<string, [number, number]> = { '512P': [912, 512], '720P': [1280, 720], '768P': [1366, 768], '1080P': [1920, 1080] };
+export const HAILUO_TASK_STATUSES = ['Preparing', 'Queueing', 'Processing', 'Success', 'Fail'];
+/** base_resp codes of a task's content check: 1026 sensitive input, 1027 sensitive output. */
+export const HAILUO_MODERATION_CODES = [1026, 1027];
