@@ -1,4 +1,4 @@
-import type { ProviderTaskView } from '../providers/videos.js';
+import type { ProviderTaskView } from '../providers/video-types.js';
 import { hasNonPublicLiteralHost, isHttpUrl } from '../upstream/address-guard.js';
 
 /** The scheme of a URL for a message (never the rest: it may carry anything). */
@@ -7,7 +7,7 @@ function urlScheme(value: string): string {
   return m ? `${m[1].toLowerCase()}:` : 'no scheme';
 }
 
-// Provider task state → gateway status, progress and fail_reason (the status table of docs/video.md).
+// Neutral provider task state → gateway status, progress and fail_reason (the tables in docs/video.md).
 
 export type GatewayStatus = 'SUBMITTED' | 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
 
@@ -36,13 +36,15 @@ export function mapProviderTask(v: ProviderTaskView, opts: { allowPrivate?: bool
       return { status: 'IN_PROGRESS', failReason: '' };
     case 'succeeded':
       // Success without a video is no success for the client: fail it and refund.
-      if (!v.videoUrl) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
+      if (!v.result) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
+      // Content only the channel's key can fetch has no link to show: the gateway serves it.
+      if (v.result.kind === 'download') return { status: 'SUCCESS', failReason: '' };
       // The link goes to the client as is: only an http(s) link to a public host is handed out.
-      if (!isHttpUrl(v.videoUrl)) return { status: 'FAILURE', failReason: `invalid_response: The provider's video URL is not an http(s) link (${urlScheme(v.videoUrl)}); the gateway hands out only http(s) links.` };
-      if (!opts.allowPrivate && hasNonPublicLiteralHost(v.videoUrl)) {
+      if (!isHttpUrl(v.result.url)) return { status: 'FAILURE', failReason: `invalid_response: The provider's video URL is not an http(s) link (${urlScheme(v.result.url)}); the gateway hands out only http(s) links.` };
+      if (!opts.allowPrivate && hasNonPublicLiteralHost(v.result.url)) {
         return { status: 'FAILURE', failReason: "invalid_response: The provider's video URL points at a private, loopback or link-local address; the gateway does not hand out such links." };
       }
-      return { status: 'SUCCESS', failReason: v.videoUrl };
+      return { status: 'SUCCESS', failReason: v.result.url };
     case 'failed':
       return { status: 'FAILURE', failReason: reason('failed', 'The provider reported that the task failed.') };
     case 'cancelled':
@@ -58,7 +60,7 @@ export function timeoutReason(graceS: number): string {
   return `timeout: The task was still unfinished ${graceS} s after its execution expiry; the gateway stopped waiting for the provider.`;
 }
 
-/** Time constant of the running progress curve: a typical Seedance task runs 40–120 s. */
+/** Time constant of the running progress curve: a typical video task runs 40–120 s. */
 const PROGRESS_TAU_S = 60;
 
 /**
@@ -70,15 +72,18 @@ export function runningProgress(startTimeS: number, nowS: number): string {
   return `${Math.min(95, 10 + Math.floor(85 * (1 - Math.exp(-t / PROGRESS_TAU_S))))}%`;
 }
 
-/** What `progress` shows for a status at `nowS`. */
-export function progressOf(status: string, startTimeS: number, nowS: number): string {
+/** What `progress` shows for a status at `nowS`; `stored` is the last progress the provider reported. */
+export function progressOf(status: string, startTimeS: number, nowS: number, stored = ''): string {
   switch (status) {
     case 'SUBMITTED':
       return '0%';
     case 'QUEUED':
       return '5%';
-    case 'IN_PROGRESS':
-      return runningProgress(startTimeS || nowS, nowS);
+    case 'IN_PROGRESS': {
+      // The provider's own figure, when it reported one, wins over the curve while it is ahead.
+      const curve = runningProgress(startTimeS || nowS, nowS);
+      return parseInt(stored, 10) > parseInt(curve, 10) ? stored : curve;
+    }
     default:
       return '100%';
   }

@@ -3,7 +3,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { Config } from '../../config/schema.js';
 import type { TaskRow } from '../../store/repos/tasks.js';
 import { allowsPrivateNetwork, guardedAgent, isHttpUrl } from '../../upstream/address-guard.js';
-import { urlNeedsRefresh } from '../url-expiry.js';
+import { urlNeedsRefresh } from '../../providers/signed-url.js';
 
 /** A video body on its way to a client or to storage, with the headers that describe it. */
 export interface VideoStream {
