@@ -69,6 +69,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // A simulator channel without a base_url points at the in-process simulator.
   for (const ch of config.channels) {
     registerSecret(ch.api_key);
+    registerSecret(ch.api_secret);
     // The simulator wants a key on its API routes, as the real providers do; any will do.
     if (ch.type === 'simulator' && !ch.api_key) ch.api_key = 'simulator-key';
     if (ch.type === 'simulator' && !ch.base_url) {

@@ -223,7 +223,7 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
 
     // Credit: every task settled exactly once, at its exact cost.
     let cost = 0;
-    for (const rec of finished.values()) cost += videoCostMicros(SIMULATOR_MODELS['sim-video'], Number(rec.data.usage.total_tokens));
+    for (const rec of finished.values()) cost += videoCostMicros(SIMULATOR_MODELS['sim-video'], { unit: 'tokens', units: Number(rec.data.usage.total_tokens) });
     const balance = await store.db.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirstOrThrow();
     expect(Number(balance.credit_micros)).toBe(credit - cost);
     const reservations = await store.db.selectFrom('reservations').select(['state', 'charged_micros']).where('key_id', '=', keyId).execute();

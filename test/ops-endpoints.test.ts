@@ -78,7 +78,7 @@ describe('abandoned credit holds', () => {
     await gw.services.store.db
       .insertInto('tasks')
       .values({
-        task_id: 'cgt-20250101000000-abcde', key_id: id, model: 'sim-video', channel: 'simulator', upstream_model: 'sim-video',
+        task_id: 'cgt-20250101000000-abcde', upstream_id: 'cgt-20250101000000-abcde', billing: '', key_id: id, model: 'sim-video', channel: 'simulator', upstream_model: 'sim-video',
         action: 'textGenerate', status: 'IN_PROGRESS', fail_reason: '', submit_time: 1, start_time: 1, finish_time: 0, progress: '10%',
         data: '{}', reservation_id: forTask, estimated_units: 1, next_poll_at: now + 3600_000, lease_owner: null, lease_until: 0,
         poll_failures: 0, deadline_at: now + 3600_000, url_expires_at: 0, updated_at: now,

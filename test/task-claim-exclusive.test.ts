@@ -15,6 +15,8 @@ const POLL_MS = 3_600_000;
 function task(i: number, now: number): TaskRow {
   return {
     task_id: `cgt-20250101000000-claim${String(i).padStart(3, '0')}`,
+    upstream_id: `cgt-20250101000000-claim${String(i).padStart(3, '0')}`,
+    billing: '',
     key_id: 'key_claims',
     model: 'sim-video',
     channel: 'simulator',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { IMG, createTask, eventually, isFinished, readTask, simVideoStats, waitForTask } from './helpers/video.js';
-import { videoTokens } from '../src/limits/pricing.js';
+import { videoTokens } from '../src/providers/ark/wire.js';
 
 // Video tasks end to end: gateway and the embedded simulator over real HTTP, in all four modes.
 

@@ -42,7 +42,10 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
     }
   }
   const firstSeen = await target.models.ensureFirstSeen(Object.keys(next.models));
-  for (const ch of next.channels) registerSecret(ch.api_key);
+  for (const ch of next.channels) {
+    registerSecret(ch.api_key);
+    registerSecret(ch.api_secret);
+  }
 
   const running = target.config;
   const before = new Set(target.catalog.all().map((m) => m.id));

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
 import { embeddedDefault } from './defaults.js';
+import { providerFor, providerTypes } from '../providers/index.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -101,21 +102,18 @@ export function validateConfig(raw: unknown, source = 'config'): Config {
   return config;
 }
 
-/** The chat formats a channel type may be told to speak (docs/chat.md). */
-const UPSTREAM_FORMATS: Partial<Record<string, string[]>> = {
-  openai: ['openai', 'responses'],
-  simulator: ['openai', 'responses', 'anthropic', 'gemini'],
-};
-
 function checkCrossReferences(config: Config, source: string): void {
   const names = new Set<string>();
   config.channels.forEach((ch, i) => {
     const at = `${source}: channels[${i}]`;
     if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
     names.add(ch.name);
-    if (ch.type !== 'simulator' && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
-    if (ch.upstream_format && !(UPSTREAM_FORMATS[ch.type] ?? []).includes(ch.upstream_format)) {
-      const allowed = UPSTREAM_FORMATS[ch.type];
+    const provider = providerFor(ch.type);
+    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes().join(', ')} (got ${JSON.stringify(ch.type)})`);
+    if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
+    if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
+    if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
+      const allowed = provider.chatFormats;
       throw new ConfigError(`${at}.upstream_format: a ${ch.type} channel ${allowed ? `speaks ${allowed.join(' or ')}` : 'has one fixed format; leave it out'}`);
     }
     ch.models.forEach((m, j) => {

@@ -5,13 +5,9 @@ import { Type, type Static } from '@sinclair/typebox';
 
 const Int = (opts: { minimum?: number; maximum?: number; default?: number } = {}) => Type.Integer(opts);
 
-export const ChannelType = Type.Union([
-  Type.Literal('openai'),
-  Type.Literal('anthropic'),
-  Type.Literal('ark'),
-  Type.Literal('gemini'),
-  Type.Literal('simulator'),
-]);
+// A provider type from src/providers/index.ts; the loader checks it against that list (and names
+// the allowed values), so adding a provider never touches this file.
+export const ChannelType = Type.String({ minLength: 1 });
 
 /** The chat wire formats an upstream may speak (see docs/chat.md). */
 export const ChatWireFormat = Type.Union([Type.Literal('openai'), Type.Literal('responses'), Type.Literal('anthropic'), Type.Literal('gemini')]);
@@ -23,6 +19,8 @@ export const ChannelSchema = Type.Object(
     // Omitted only for a `simulator` channel: it then points at the in-process simulator.
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     api_key: Type.Optional(Type.String()),
+    // The second credential of providers that sign their requests (Kling: the secret key).
+    api_secret: Type.Optional(Type.String()),
     priority: Int({ default: 0 }),
     weight: Int({ minimum: 1, default: 1 }),
     enabled: Type.Boolean({ default: true }),
@@ -49,15 +47,21 @@ export const VideoMode = Type.Union([
   Type.Literal('reference_image'),
 ]);
 
+const Usd = Type.Number({ minimum: 0 });
+
 export const PriceSchema = Type.Object(
   {
     // chat, USD per million tokens
-    input_per_million: Type.Optional(Type.Number({ minimum: 0 })),
-    output_per_million: Type.Optional(Type.Number({ minimum: 0 })),
+    input_per_million: Type.Optional(Usd),
+    output_per_million: Type.Optional(Usd),
     // image, USD per image
-    per_image: Type.Optional(Type.Number({ minimum: 0 })),
-    // video, USD per million video tokens
-    per_million_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+    per_image: Type.Optional(Usd),
+    // video, USD per million video tokens (providers that bill tokens)
+    per_million_tokens: Type.Optional(Usd),
+    // video, USD per second of output: one rate, or one per resolution ({"720p": 0.1, "1080p": 0.15})
+    per_second: Type.Optional(Type.Union([Usd, Type.Record(Type.String({ minLength: 1 }), Usd)])),
+    // video, USD per generated video
+    per_video: Type.Optional(Usd),
   },
   { additionalProperties: false },
 );

@@ -4,7 +4,8 @@ import type { ClientOptions } from '../formats/hub/codec.js';
 import { ConvertingStream } from '../formats/hub/convert-stream.js';
 import type { HubRequest } from '../formats/hub/types.js';
 import { SseReader } from '../formats/sse.js';
-import { chatEndpointFor, type ChatEndpoint } from '../providers/chat.js';
+import type { ChatEndpoint } from '../providers/chat-types.js';
+import { chatEndpointFor } from '../providers/index.js';
 import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import { readText } from '../upstream/json.js';
@@ -62,9 +63,9 @@ export class ChatRelay {
   constructor(private readonly upstream: UpstreamClient) {}
 
   async complete(call: ChatCall, target: Target): Promise<ChatAnswer> {
-    const endpoint = chatEndpointFor(target.channel, call.client);
+    const { endpoint, target: to } = this.endpoint(call, target);
     const passthrough = this.passthrough(call, endpoint);
-    const res = await this.send(call, target, endpoint);
+    const res = await this.send(call, to, endpoint);
     const text = await readText(res, call.signal);
     if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
@@ -78,8 +79,8 @@ export class ChatRelay {
    * replaced by the next one.
    */
   async open(call: ChatCall, target: Target): Promise<OpenedStream> {
-    const endpoint = chatEndpointFor(target.channel, call.client);
-    const res = await this.send(call, target, endpoint);
+    const { endpoint, target: to } = this.endpoint(call, target);
+    const res = await this.send(call, to, endpoint);
     const type = String(res.headers['content-type'] ?? '');
     if (!type.startsWith('text/event-stream')) {
       await readText(res, call.signal).catch(() => '');
@@ -115,6 +116,13 @@ export class ChatRelay {
     const passthrough = this.passthrough(call, endpoint);
     if (passthrough) return passthrough.stream(call.includeUsage);
     return new ConvertingStream(CHAT_CODECS[endpoint.format].streamDecoder(hubOf(call)), CHAT_CODECS[call.client].streamEncoder(clientOptions(call)));
+  }
+
+  /** The channel's chat endpoint for this client; a channel type without chat is a misconfiguration: try the next. */
+  private endpoint(call: ChatCall, target: Target): { endpoint: ChatEndpoint; target: Target } {
+    const found = chatEndpointFor(target, call.client);
+    if (!found) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no chat`, 501);
+    return found;
   }
 
   private async send(call: ChatCall, target: Target, endpoint: ChatEndpoint) {

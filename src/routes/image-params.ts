@@ -1,5 +1,5 @@
 import { errors } from '../http/errors.js';
-import type { ImageParams } from '../providers/images.js';
+import type { ImageParams } from '../providers/image-types.js';
 
 // Validation of the OpenAI Images parameters shared by generations (a JSON body: typed values) and
 // edits (multipart fields: every value is text). Each bad value is a 400 naming its parameter.

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError, errors } from '../http/errors.js';
 import { SNIFF_BYTES, sniffImageType } from '../http/image-type.js';
-import type { UploadedImage } from '../providers/images.js';
+import type { UploadedImage } from '../providers/image-types.js';
 
 // Reads a POST /v1/images/edits form part by part. Files are checked by their first bytes and
 // spooled to a private temp folder as they arrive, so memory holds one chunk at a time whatever

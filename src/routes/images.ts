@@ -10,7 +10,8 @@ import type { CatalogModel } from '../relay/catalog.js';
 import { failureToGatewayError } from '../relay/relay.js';
 import type { Target } from '../upstream/target.js';
 import { UpstreamFailure } from '../upstream/failure.js';
-import { imagesAdapterFor, type ImageParams, type ImagesAdapter, type ImagesCall, type ImagesResult } from '../providers/images.js';
+import { imagesAdapterFor } from '../providers/index.js';
+import type { ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../providers/image-types.js';
 import type { Services } from '../services.js';
 import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
@@ -76,9 +77,9 @@ async function serve(
   try {
     result = await services.relay.run(model, (target) => {
       channel = target.channel.name;
-      const adapter = imagesAdapterFor(target.channel.type);
-      if (!adapter) throw errors.upstreamError(`The channel "${target.channel.name}" (${target.channel.type}) cannot serve images; fix the gateway's configuration.`);
-      return op(adapter, call, target);
+      const found = imagesAdapterFor(target);
+      if (!found) throw errors.upstreamError(`The channel "${target.channel.name}" (${target.channel.type}) cannot serve images; fix the gateway's configuration.`);
+      return op(found.adapter, call, found.target);
     });
   } catch (err) {
     await services.credit.release(hold);

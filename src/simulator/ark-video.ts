@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { arkError } from './shapes.js';
 import { sendSampleVideo } from './video-common.js';
-import { videoTokens, VIDEO_FPS } from '../limits/pricing.js';
+import { SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, videoTokens } from '../providers/ark/wire.js';
 
 // The simulator's Volcengine Ark video part: content generation tasks (create, get, list, delete)
 // in Ark's wire format, plus the signed, expiring download of the generated MP4.
@@ -50,8 +50,6 @@ interface ArkVideoPart {
   maxInflightGets: number;
 }
 
-const RESOLUTIONS = ['480p', '720p', '1080p'];
-const RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive', 'keep_ratio'];
 const ROLES = ['first_frame', 'last_frame', 'reference_image'];
 const FILE_PATH = /^\/__sim\/video\/files\/(cgt-[0-9]{14}-[0-9a-z]{5})\.mp4$/;
 
@@ -121,7 +119,7 @@ function taskObject(state: SimState, t: SimVideoTask, now: number): Record<strin
     out.error = { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' };
   }
   if (status === 'succeeded') {
-    const tokens = videoTokens(t.resolution, t.ratio, t.duration, VIDEO_FPS);
+    const tokens = videoTokens(t.resolution, t.ratio, t.duration, SEEDANCE_FPS);
     out.content = { video_url: signedVideoUrl(state, t.id, now) };
     out.usage = { completion_tokens: tokens, total_tokens: tokens };
   }
@@ -132,7 +130,7 @@ function taskObject(state: SimState, t: SimVideoTask, now: number): Record<strin
     resolution: t.resolution,
     ratio: t.ratio,
     duration: t.duration,
-    framespersecond: VIDEO_FPS,
+    framespersecond: SEEDANCE_FPS,
     generate_audio: t.generateAudio,
     draft: t.draft,
     service_tier: t.serviceTier,
@@ -205,7 +203,7 @@ function parseCreate(ctx: SimContext, now: number): Omit<SimVideoTask, 'id'> | u
   };
   try {
     const seed = int('seed', -1, 2 ** 32 - 1, -1);
-    const ratio = str('ratio', RATIOS, '16:9');
+    const ratio = str('ratio', SEEDANCE_RATIOS, '16:9');
     for (const k of ['camera_fixed', 'watermark', 'return_last_frame']) bool(k, false);
     return {
       model: body.model,
@@ -214,7 +212,7 @@ function parseCreate(ctx: SimContext, now: number): Omit<SimVideoTask, 'id'> | u
       createdMs: now,
       outcome: prompt.includes('[fail]') ? 'failed' : prompt.includes('[cancel]') ? 'cancelled' : prompt.includes('[expire]') ? 'expired' : prompt.includes('[stuck]') ? 'stuck' : 'succeeded',
       cancelledMs: null,
-      resolution: str('resolution', RESOLUTIONS, '720p'),
+      resolution: str('resolution', SEEDANCE_RESOLUTIONS, '720p'),
       // Like Ark, the task reports the ratio it produced; adaptive choices come out 16:9 here.
       ratio: ratio === 'adaptive' || ratio === 'keep_ratio' ? '16:9' : ratio,
       duration: int('duration', 2, 12, 5),

@@ -1,5 +1,5 @@
 import { sendJson, type SimRoute } from './router.js';
-import { SIMULATOR_MODELS } from '../config/defaults.js';
+import { SIMULATOR_MODELS } from '../providers/simulator/wire.js';
 
 /** GET /v1/models in OpenAI's format: the models the simulator itself offers. */
 export function catalogueRoutes(): SimRoute[] {

@@ -4,7 +4,7 @@ import type { Dialect } from './db.js';
 // Migrations are written with Kysely's schema builder so the same code runs on SQLite and
 // PostgreSQL. Where the two differ (auto-increment ids) the dialect is passed in.
 
-function migrations(dialect: Dialect): Record<string, Migration> {
+export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': {
       async up(db: Kysely<any>) {
@@ -89,6 +89,18 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
       async down(db: Kysely<any>) {
         for (const t of ['usage', 'tasks', 'reservations', 'models', 'api_keys']) await db.schema.dropTable(t).ifExists().execute();
+      },
+    },
+    // Public task ids apart from the provider's: tasks created before keep task_id as their upstream id.
+    '0002_task_upstream_id': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').addColumn('upstream_id', 'text', (c) => c.notNull().defaultTo('')).execute();
+        await db.schema.alterTable('tasks').addColumn('billing', 'text', (c) => c.notNull().defaultTo('')).execute();
+        await db.updateTable('tasks').set({ upstream_id: sql.ref('task_id') }).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').dropColumn('billing').execute();
+        await db.schema.alterTable('tasks').dropColumn('upstream_id').execute();
       },
     },
     // GET /v1/video/generations: a key's tasks newest first, optionally of one status or model. Each

@@ -37,7 +37,10 @@ export interface ReservationTable {
 }
 
 export interface TaskTable {
+  /** The public id: the provider's id when it is path-safe, else one the gateway minted. */
   task_id: string;
+  /** The provider's id of the task (what the adapter reads it back by). */
+  upstream_id: string;
   key_id: string;
   model: string;
   channel: string;
@@ -52,8 +55,10 @@ export interface TaskTable {
   /** The provider's latest task object, JSON. */
   data: string;
   reservation_id: string | null;
-  /** Estimated video tokens reserved at create. */
+  /** Estimated billable units reserved at create (in the unit `billing` names). */
   estimated_units: number;
+  /** The estimate's unit and resolution, JSON {"unit","resolution"}; '' = video tokens (tasks from before units). */
+  billing: string;
   next_poll_at: number;
   lease_owner: string | null;
   lease_until: number;

@@ -1,9 +1,9 @@
 import type { ChannelConfig, Config } from '../config/schema.js';
 import { randomBase62 } from '../auth/keys.js';
-import { targetFor } from '../upstream/target.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { videoAdapterFor } from '../providers/videos.js';
+import type { BillableUnits } from '../providers/video-types.js';
+import { bindTask } from './binding.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import type { TaskTransitions } from './transitions.js';
@@ -151,15 +151,14 @@ export class Poller {
   }
 
   private async pollOnce(row: TaskRow, now: number): Promise<TaskRow> {
-    const channel = this.channel(row.channel);
-    const adapter = channel && videoAdapterFor(channel.type);
-    if (!channel || !adapter) {
+    const bound = bindTask(this.d.config.channels, row);
+    if (!bound) {
       this.d.log('warn', 'video task: its channel is no longer configured for video; backing off', { task_id: row.task_id, channel: row.channel });
       return this.backOff(row, now, 0);
     }
     let raw: Record<string, unknown>;
     try {
-      raw = await adapter.get({ upstream: this.d.upstream, signal: this.abort.signal }, targetFor(channel, row.model), row.task_id);
+      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.abort.signal }, bound.target, row.upstream_id);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       // Shutting down: leave the task as it is; the next owner polls it.
@@ -170,7 +169,7 @@ export class Poller {
       }
       return this.backOff(row, now, err.retryAfterS);
     }
-    return this.d.transitions.apply(row, raw, adapter.view(raw), Date.now());
+    return this.d.transitions.apply(row, raw, bound.adapter.view(raw), Date.now());
   }
 
   /** Exponential backoff from the poll interval, at least the provider's Retry-After, at most max_backoff_ms. */
@@ -186,17 +185,16 @@ export class Poller {
   /** Closes the holds of finished tasks left open by a process that died between move and settle. */
   async sweepOpenHolds(): Promise<void> {
     for (const row of await this.d.repo.finishedWithOpenHold(100)) {
-      const channel = this.channel(row.channel);
-      const adapter = channel && videoAdapterFor(channel.type);
-      let tokens: number | null = null;
-      if (adapter && row.status === 'SUCCESS') {
+      const bound = bindTask(this.d.config.channels, row);
+      let usage: BillableUnits | null = null;
+      if (bound && row.status === 'SUCCESS') {
         try {
-          tokens = adapter.view(JSON.parse(row.data) as Record<string, unknown>).totalTokens;
+          usage = bound.adapter.view(JSON.parse(row.data) as Record<string, unknown>).usage;
         } catch {
-          tokens = null;
+          usage = null;
         }
       }
-      await this.d.transitions.closeHold(row, tokens, row.fail_reason.startsWith('timeout:') ? 504 : 502);
+      await this.d.transitions.closeHold(row, usage, row.fail_reason.startsWith('timeout:') ? 504 : 502);
     }
   }
 }

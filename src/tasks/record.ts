@@ -2,8 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { TaskRow } from '../store/repos/tasks.js';
 import { progressOf } from './status.js';
 
-// The TaskRecord (docs/video.md, "The task record") and its envelope. The response schema lists exactly these fields, so
-// Fastify's serializer drops anything else a row might carry (key, channel, reservation, lease…).
+// The TaskRecord (docs/video.md) and its envelope. The response schema lists exactly these fields,
+// so Fastify's serializer drops anything else a row might carry (key, channel, reservation, lease…).
 
 export const TaskRecordSchema = Type.Object(
   {
@@ -37,6 +37,13 @@ function parseData(text: string): unknown {
   }
 }
 
+/** The provider's object as the client sees it: with the public id as `id` when the gateway minted one. */
+function clientData(row: TaskRow): unknown {
+  const data = parseData(row.data);
+  if (!row.upstream_id || row.upstream_id === row.task_id || !data || typeof data !== 'object' || Array.isArray(data)) return data;
+  return { ...(data as Record<string, unknown>), id: row.task_id };
+}
+
 export function toTaskRecord(row: TaskRow, now = Date.now()): TaskRecord {
   return {
     task_id: row.task_id,
@@ -46,8 +53,8 @@ export function toTaskRecord(row: TaskRow, now = Date.now()): TaskRecord {
     submit_time: row.submit_time,
     start_time: row.start_time,
     finish_time: row.finish_time,
-    progress: progressOf(row.status, row.start_time, Math.floor(now / 1000)),
-    data: parseData(row.data),
+    progress: progressOf(row.status, row.start_time, Math.floor(now / 1000), row.progress),
+    data: clientData(row),
   };
 }
 

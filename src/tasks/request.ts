@@ -1,10 +1,10 @@
 import type { VideoModeName } from '../config/schema.js';
 import { GatewayError, errors } from '../http/errors.js';
-import type { ImageRole, VideoGenerationRequest, VideoImage, VideoParams } from '../providers/videos.js';
-import { VIDEO_FPS } from '../limits/pricing.js';
+import type { ImageRole, VideoGenerationRequest, VideoImage, VideoParams } from '../providers/video-types.js';
 
 // The body of POST /v1/video/generations: checked field by field so every mistake gets a 400 that
-// names the field, and the mode derived from the images (docs/video.md, the mode table).
+// names the field, and the mode derived from the images (docs/video.md). Only types and generic
+// bounds are checked here; which values a model accepts is its provider adapter's (capabilities.ts).
 
 export const TASK_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
@@ -15,13 +15,10 @@ export const ACTIONS: Record<VideoModeName, string> = {
   reference_image: 'referenceGenerate',
 };
 
-const RESOLUTIONS = ['480p', '720p', '1080p'];
-const RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive', 'keep_ratio'];
 const ROLES: ImageRole[] = ['first_frame', 'last_frame', 'reference_image'];
-const SERVICE_TIERS = ['default', 'flex'];
 const BOOLEAN_FIELDS = ['camera_fixed', 'watermark', 'generate_audio', 'draft', 'return_last_frame'] as const;
 const KNOWN = new Set([
-  'model', 'prompt', 'images', 'image', 'duration', 'seconds', 'resolution', 'ratio', 'seed', 'service_tier',
+  'model', 'prompt', 'images', 'image', 'duration', 'seconds', 'resolution', 'ratio', 'fps', 'seed', 'service_tier',
   'execution_expires_after', 'metadata', ...BOOLEAN_FIELDS,
 ]);
 const IMAGE_URL = /^(https?:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+)$/;
@@ -31,8 +28,6 @@ export interface ParsedCreate {
   model: string;
   action: string;
   request: VideoGenerationRequest;
-  /** The size used to estimate the cost: the request's values, else the provider defaults (see docs/video.md). */
-  estimate: { resolution: string; ratio: string; seconds: number };
 }
 
 const bad = (message: string, param: string | null = null) => errors.invalidRequest(message, param);
@@ -54,7 +49,7 @@ function parseImage(v: unknown, at: string): { url: string; role?: ImageRole } {
   return { url, role: role as ImageRole | undefined };
 }
 
-/** Mode and final roles from the images, per the mode table of docs/video.md; any other combination is 400. */
+/** Mode and final roles from the images (the table in docs/video.md); any other combination is 400. */
 export function deriveMode(images: { url: string; role?: ImageRole }[]): { mode: VideoModeName; images: VideoImage[] } {
   const roles = images.map((i) => i.role);
   if (images.length === 0) return { mode: 'text', images: [] };
@@ -79,10 +74,10 @@ function intField(body: Record<string, unknown>, k: string, min: number, max: nu
   return v;
 }
 
-function enumField(body: Record<string, unknown>, k: string, allowed: string[]): string | undefined {
+function stringField(body: Record<string, unknown>, k: string): string | undefined {
   const v = body[k];
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !allowed.includes(v)) throw bad(`${k} must be one of ${allowed.join(', ')}.`, k);
+  if (typeof v !== 'string' || !v || v.length > 32) throw bad(`${k} must be a non-empty string of at most 32 characters.`, k);
   return v;
 }
 
@@ -118,13 +113,13 @@ export function parseCreateBody(body: unknown): ParsedCreate {
   }
 
   const params: VideoParams = {
-    resolution: enumField(body, 'resolution', RESOLUTIONS),
-    ratio: enumField(body, 'ratio', RATIOS),
+    resolution: stringField(body, 'resolution'),
+    ratio: stringField(body, 'ratio'),
     duration,
+    fps: intField(body, 'fps', 1, 120),
     seed: intField(body, 'seed', -1, 2 ** 32 - 1),
-    service_tier: enumField(body, 'service_tier', SERVICE_TIERS),
-    // Ark requires 3600–259200; the gateway only bounds it (it sets the task's deadline) and lets
-    // the provider judge the rest.
+    service_tier: stringField(body, 'service_tier'),
+    // The gateway only bounds it (it sets the task's deadline) and lets the provider judge the rest.
     execution_expires_after: intField(body, 'execution_expires_after', 1, 259200),
   };
   for (const k of BOOLEAN_FIELDS) {
@@ -137,32 +132,11 @@ export function parseCreateBody(body: unknown): ParsedCreate {
   let metadata: Record<string, unknown> = {};
   if (body.metadata !== undefined) {
     if (!isObject(body.metadata)) throw bad('metadata must be a JSON object of provider parameters.', 'metadata');
-    for (const k of ['model', 'content']) if (k in body.metadata) throw bad(`metadata.${k} is set by the gateway and cannot be passed through.`, 'metadata');
+    if ('model' in body.metadata) throw bad('metadata.model is set by the gateway and cannot be passed through.', 'metadata');
     metadata = body.metadata;
   }
 
-  return {
-    model: body.model,
-    action: ACTIONS[mode],
-    request: { prompt, mode, images, params, metadata },
-    estimate: estimateSize(params, metadata),
-  };
-}
-
-/**
- * The video size the cost estimate assumes. Absent values take the largest provider default
- * (1080p: Seedance 1.0 pro's default), 16:9 and 5 s; a duration or frame count passed in metadata counts.
- */
-function estimateSize(params: VideoParams, metadata: Record<string, unknown>): ParsedCreate['estimate'] {
-  const metaStr = (k: string) => (typeof metadata[k] === 'string' ? (metadata[k] as string) : undefined);
-  const metaNum = (k: string) => (typeof metadata[k] === 'number' && Number.isFinite(metadata[k]) && (metadata[k] as number) > 0 ? (metadata[k] as number) : undefined);
-  const frames = metaNum('frames');
-  const seconds = params.duration ?? metaNum('duration') ?? (frames ? Math.ceil(frames / VIDEO_FPS) : undefined) ?? 5;
-  return {
-    resolution: params.resolution ?? metaStr('resolution') ?? '1080p',
-    ratio: params.ratio ?? metaStr('ratio') ?? '16:9',
-    seconds: Math.min(seconds, 60),
-  };
+  return { model: body.model, action: ACTIONS[mode], request: { prompt, mode, images, params, metadata } };
 }
 
 export function invalidTaskId(): GatewayError {

@@ -1,22 +1,23 @@
 import type { Principal } from '../auth/principal.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { Config } from '../config/schema.js';
-import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { errors, statusOf } from '../http/errors.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
-import { videoCostMicros, videoTokens } from '../limits/pricing.js';
+import { videoCostMicros } from '../limits/pricing.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { Relay } from '../relay/relay.js';
-import { targetFor } from '../upstream/target.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { videoAdapterFor } from '../providers/videos.js';
+import { randomBase62 } from '../auth/keys.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
-import { urlNeedsRefresh } from './url-expiry.js';
+import { urlNeedsRefresh } from '../providers/signed-url.js';
+import { bindChannel, bindModel, bindTask } from './binding.js';
+import { checkVideoRequest } from './capabilities.js';
 import type { TaskLog } from './log.js';
 
 export interface TaskServiceDeps {
@@ -31,8 +32,10 @@ export interface TaskServiceDeps {
   log: TaskLog;
 }
 
-/** Provider executions expire after 48 h unless the request says otherwise (Ark's default). */
-const DEFAULT_EXECUTION_EXPIRES_S = 172_800;
+/** The public id: the provider's own when it is path-safe, else `task_` + 32 base62 characters. */
+export function publicTaskId(upstreamId: string): string {
+  return TASK_ID.test(upstreamId) ? upstreamId : `task_${randomBase62(32)}`;
+}
 
 /**
  * Video tasks as the routes see them: create (validate, reserve credit, create at the provider
@@ -51,14 +54,12 @@ export class TaskService {
     if (!model) throw errors.modelNotFound(parsed.model);
     if (!mayUseModel(p, model.id)) throw errors.modelNotAllowed(model.id);
     if (model.config.kind !== 'video') throw errors.invalidRequest(`The model "${model.id}" does not generate video; pick a video model (see GET /v1/models).`, 'model');
-    const { mode } = parsed.request;
-    const modes = model.config.modes ?? [];
-    if (!modes.includes(mode)) {
-      throw new GatewayError(400, 'unsupported_mode', `The model "${model.id}" does not support ${mode} generation; it supports: ${modes.join(', ') || 'none'}.`, {}, 'images');
-    }
-
-    const estimated = videoTokens(parsed.estimate.resolution, parsed.estimate.ratio, parsed.estimate.seconds);
-    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimated));
+    const judge = bindModel(model);
+    // No channel of this model runs video tasks: a configuration mistake the client cannot fix.
+    if (!judge) throw errors.upstreamError(`No channel of the model "${model.id}" can run video tasks.`);
+    checkVideoRequest(model.id, model.config.modes ?? [], judge.adapter, judge.target.upstreamModel, parsed.request);
+    const estimate = judge.adapter.estimate(judge.target.upstreamModel, parsed.request);
+    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimate));
     let channelName = '';
     const record = (status: number) => {
       onRecorded();
@@ -67,18 +68,19 @@ export class TaskService {
 
     let row: TaskRow;
     try {
-      const { created, target } = await this.d.relay.run(model, async (target) => {
-        const adapter = videoAdapterFor(target.channel.type);
+      const { created, target, expiresS } = await this.d.relay.run(model, async (target) => {
+        const bound = bindChannel(target.channel, model.id);
         // A misconfigured channel (a chat wire format serving a video model): try the next one.
-        if (!adapter) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
+        if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
         channelName = target.channel.name;
-        return { created: await adapter.create({ upstream: this.d.upstream }, target, parsed.request), target };
+        const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request);
+        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request) };
       });
-      if (!TASK_ID.test(created.id)) throw errors.upstreamError('The upstream provider returned a task id the gateway cannot use.');
+      const taskId = publicTaskId(created.upstreamId);
       const now = Date.now();
-      const expiresS = parsed.request.params.execution_expires_after ?? DEFAULT_EXECUTION_EXPIRES_S;
       row = {
-        task_id: created.id,
+        task_id: taskId,
+        upstream_id: created.upstreamId,
         key_id: p.keyId,
         model: model.id,
         channel: target.channel.name,
@@ -90,10 +92,11 @@ export class TaskService {
         start_time: 0,
         finish_time: 0,
         progress: '0%',
-        // The provider's latest word on the task is its create answer ({"id": …}) until the first poll.
-        data: JSON.stringify(created),
+        // The provider's latest word on the task is its create answer until the first poll.
+        data: JSON.stringify(created.raw),
         reservation_id: hold.reservationId,
-        estimated_units: estimated,
+        estimated_units: estimate.units,
+        billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
         next_poll_at: now + this.d.config.tasks.poll_interval_ms,
         lease_owner: null,
         lease_until: 0,
@@ -106,7 +109,7 @@ export class TaskService {
         // The provider already runs the task: a dropped database connection must not lose it.
         await retryWhileUnavailable(() => this.d.repo.insert(row));
       } catch (err) {
-        this.d.log('error', 'video task: storing a created task failed', { task_id: created.id, error: (err as Error).message });
+        this.d.log('error', 'video task: storing a created task failed', { task_id: taskId, error: (err as Error).message });
         if (statusOf(err) === 503) throw err;
         throw errors.upstreamError('The gateway could not record the task the provider created.');
       }
@@ -139,12 +142,11 @@ export class TaskService {
   }
 
   private async fetchFresh(row: TaskRow): Promise<TaskRow> {
-    const channel = this.d.config.channels.find((c) => c.name === row.channel);
-    const adapter = channel && videoAdapterFor(channel.type);
-    if (!channel || !adapter) return row;
+    const bound = bindTask(this.d.config.channels, row);
+    if (!bound) return row;
     try {
-      const raw = await adapter.get({ upstream: this.d.upstream }, targetFor(channel, row.model), row.task_id);
-      return await this.d.transitions.apply(row, raw, adapter.view(raw));
+      const raw = await bound.adapter.get({ upstream: this.d.upstream }, bound.target, row.upstream_id);
+      return await this.d.transitions.apply(row, raw, bound.adapter.view(raw));
     } catch (err) {
       // The stored answer is still the best one there is; the client may retry later.
       this.d.log('warn', 'video task: refreshing the video URL failed', { task_id: row.task_id, error: (err as Error).message });

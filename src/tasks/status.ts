@@ -1,6 +1,6 @@
-import type { ProviderTaskView } from '../providers/videos.js';
+import type { ProviderTaskView } from '../providers/video-types.js';
 
-// Provider task state → gateway status, progress and fail_reason (the status table of docs/video.md).
+// Neutral provider task state → gateway status, progress and fail_reason (the tables in docs/video.md).
 
 export type GatewayStatus = 'SUBMITTED' | 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
 
@@ -26,8 +26,9 @@ export function mapProviderTask(v: ProviderTaskView): MappedStatus | null {
       return { status: 'IN_PROGRESS', failReason: '' };
     case 'succeeded':
       // Success without a video is no success for the client: fail it and refund.
-      if (!v.videoUrl) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
-      return { status: 'SUCCESS', failReason: v.videoUrl };
+      if (!v.result) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
+      // fail_reason carries the download URL of a success; content only the key can fetch has none to show.
+      return { status: 'SUCCESS', failReason: v.result.kind === 'url' ? v.result.url : '' };
     case 'failed':
       return { status: 'FAILURE', failReason: reason('failed', 'The provider reported that the task failed.') };
     case 'cancelled':
@@ -43,7 +44,7 @@ export function timeoutReason(graceS: number): string {
   return `timeout: The task was still unfinished ${graceS} s after its execution expiry; the gateway stopped waiting for the provider.`;
 }
 
-/** Time constant of the running progress curve: a typical Seedance task runs 40–120 s. */
+/** Time constant of the running progress curve: a typical video task runs 40–120 s. */
 const PROGRESS_TAU_S = 60;
 
 /**
@@ -55,15 +56,18 @@ export function runningProgress(startTimeS: number, nowS: number): string {
   return `${Math.min(95, 10 + Math.floor(85 * (1 - Math.exp(-t / PROGRESS_TAU_S))))}%`;
 }
 
-/** What `progress` shows for a status at `nowS`. */
-export function progressOf(status: string, startTimeS: number, nowS: number): string {
+/** What `progress` shows for a status at `nowS`; `stored` is the last progress the provider reported. */
+export function progressOf(status: string, startTimeS: number, nowS: number, stored = ''): string {
   switch (status) {
     case 'SUBMITTED':
       return '0%';
     case 'QUEUED':
       return '5%';
-    case 'IN_PROGRESS':
-      return runningProgress(startTimeS || nowS, nowS);
+    case 'IN_PROGRESS': {
+      // The provider's own figure, when it reported one, wins over the curve while it is ahead.
+      const curve = runningProgress(startTimeS || nowS, nowS);
+      return parseInt(stored, 10) > parseInt(curve, 10) ? stored : curve;
+    }
     default:
       return '100%';
   }

@@ -4,10 +4,9 @@ import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros } from '../limits/pricing.js';
 import { redact } from '../http/redact.js';
 import type { Catalog } from '../relay/catalog.js';
-import type { ProviderTaskView } from '../providers/videos.js';
+import type { BillableUnits, ProviderTaskView } from '../providers/video-types.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
-import { signedUrlExpiry } from './url-expiry.js';
 import type { TaskLog } from './log.js';
 
 // How a task moves: a provider answer (or the gateway's own timeout) becomes at most one guarded
@@ -65,10 +64,14 @@ export class TaskTransitions {
         patch.lease_until = 0;
       }
     }
+    if (mapped.status === 'IN_PROGRESS' && view.progress !== null) {
+      const progress = `${Math.max(10, Math.min(99, Math.floor(view.progress)))}%`;
+      if (progress !== (patch.progress ?? row.progress)) patch.progress = progress;
+    }
     if (mapped.failReason !== row.fail_reason) patch.fail_reason = mapped.failReason;
     if (data !== row.data) patch.data = data;
-    if (mapped.status === 'SUCCESS') {
-      const expiresAt = signedUrlExpiry(view.videoUrl, view.updatedAtS, now).expiresAt;
+    if (mapped.status === 'SUCCESS' && view.result?.kind === 'url') {
+      const expiresAt = view.result.expiresAtS * 1000;
       if (expiresAt !== row.url_expires_at) patch.url_expires_at = expiresAt;
     }
     if (row.poll_failures) patch.poll_failures = 0;
@@ -77,7 +80,7 @@ export class TaskTransitions {
 
     if (!(await this.d.repo.move(row.task_id, current, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
-    if (patch.status && isTerminal(mapped.status)) await this.closeHold(next, mapped.status === 'SUCCESS' ? view.totalTokens : null);
+    if (patch.status && isTerminal(mapped.status)) await this.closeHold(next, mapped.status === 'SUCCESS' ? view.usage : null);
     return next;
   }
 
@@ -105,21 +108,32 @@ export class TaskTransitions {
   }
 
   /**
-   * Settles a SUCCESS from the reported tokens (the estimate when none were reported) or releases
-   * a FAILURE's hold. The ledger row is written by whoever really closed the hold.
+   * Settles a SUCCESS from the units the provider reported (the estimate when none were reported)
+   * or releases a FAILURE's hold. The ledger row is written by whoever really closed the hold.
    */
-  async closeHold(row: TaskRow, reportedTokens: number | null, failureStatus = 502): Promise<void> {
+  async closeHold(row: TaskRow, reported: BillableUnits | null, failureStatus = 502): Promise<void> {
     const hold = { reservationId: row.reservation_id };
     const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: 'video.settle', input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
     if (row.status === 'SUCCESS') {
-      const tokens = reportedTokens ?? Number(row.estimated_units);
+      const used = reported ?? estimatedUnits(row);
       const model = this.d.catalog.get(row.model);
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
-      const cost = model ? videoCostMicros(model.config, tokens) : 0;
+      const cost = model ? videoCostMicros(model.config, used) : 0;
       const charged = await this.d.credit.settle(hold, cost);
-      if (charged !== null) this.d.ledger.record({ ...base, status: 200, output_units: tokens, cost_micros: charged });
+      if (charged !== null) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: charged });
     } else if (row.status === 'FAILURE') {
       if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
     }
   }
+}
+
+/** The units reserved at create, in the unit they were estimated in (tokens for tasks stored before units). */
+export function estimatedUnits(row: TaskRow): BillableUnits {
+  let basis: Partial<BillableUnits> = {};
+  try {
+    basis = row.billing ? (JSON.parse(row.billing) as Partial<BillableUnits>) : {};
+  } catch {
+    basis = {};
+  }
+  return { unit: basis.unit ?? 'tokens', units: Number(row.estimated_units), resolution: basis.resolution };
 }

@@ -6,6 +6,8 @@ export interface Target {
   /** The channel's base URL without a trailing slash. */
   baseUrl: string;
   apiKey: string;
+  /** The channel's second credential, for providers that sign requests (empty when not set). */
+  apiSecret: string;
   /** The model id to send upstream (after the channel's model_map). */
   upstreamModel: string;
 }
@@ -15,6 +17,7 @@ export function targetFor(channel: ChannelConfig, model: string): Target {
     channel,
     baseUrl: (channel.base_url ?? '').replace(/\/+$/, ''),
     apiKey: channel.api_key ?? '',
+    apiSecret: channel.api_secret ?? '',
     upstreamModel: channel.model_map[model] ?? model,
   };
 }

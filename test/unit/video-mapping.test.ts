@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { mapProviderTask, progressOf, runningProgress } from '../../src/tasks/status.js';
-import { signedUrlExpiry, urlNeedsRefresh } from '../../src/tasks/url-expiry.js';
+import { signedUrlExpiry, urlNeedsRefresh } from '../../src/providers/signed-url.js';
 import { deriveMode, parseCreateBody } from '../../src/tasks/request.js';
 import { arkCreateBody, arkVideos } from '../../src/providers/ark/videos.js';
 import { GatewayError } from '../../src/http/errors.js';
+import { videoTokens } from '../../src/providers/ark/wire.js';
 
 // The pure parts of video tasks: status mapping, progress, URL expiry, request parsing, Ark body.
 
 describe('provider status → gateway status', () => {
   const view = (task: Record<string, unknown>) => arkVideos.view(task);
 
-  it('maps every Ark status per the status table of docs/video.md', () => {
+  it('maps every Ark status per the table in docs/video.md', () => {
     expect(mapProviderTask(view({ status: 'queued' }))).toEqual({ status: 'QUEUED', failReason: '' });
     expect(mapProviderTask(view({ status: 'running' }))).toEqual({ status: 'IN_PROGRESS', failReason: '' });
     expect(mapProviderTask(view({ status: 'succeeded', content: { video_url: 'https://v/x.mp4' } }))).toEqual({ status: 'SUCCESS', failReason: 'https://v/x.mp4' });
@@ -26,10 +27,10 @@ describe('provider status → gateway status', () => {
   });
 
   it('reads tokens from usage.total_tokens, else completion_tokens', () => {
-    expect(view({ usage: { total_tokens: 10, completion_tokens: 9 } }).totalTokens).toBe(10);
-    expect(view({ usage: { completion_tokens: 9 } }).totalTokens).toBe(9);
-    expect(view({}).totalTokens).toBeNull();
-    expect(view({ usage: { total_tokens: -1 } }).totalTokens).toBeNull();
+    expect(view({ usage: { total_tokens: 10, completion_tokens: 9 } }).usage).toEqual({ unit: 'tokens', units: 10 });
+    expect(view({ usage: { completion_tokens: 9 } }).usage).toEqual({ unit: 'tokens', units: 9 });
+    expect(view({}).usage).toBeNull();
+    expect(view({ usage: { total_tokens: -1 } }).usage).toBeNull();
   });
 
   it('shows progress 0 / 5 / 10–95 growing / 100', () => {
@@ -85,12 +86,12 @@ describe('create request', () => {
     expect(p.request.params).toEqual({ duration: 7, resolution: '480p' });
     const body = arkCreateBody('up-model', p.request);
     expect(body).toEqual({ model: 'up-model', content: [{ type: 'text', text: 'p' }], frames: 57, resolution: '480p', callback_url: 'https://cb', duration: 7 });
-    expect(p.estimate).toEqual({ resolution: '480p', ratio: '16:9', seconds: 7 });
+    expect(arkVideos.estimate('up-model', p.request)).toEqual({ unit: 'tokens', units: videoTokens('480p', '16:9', 7), resolution: '480p' });
   });
 
   it('estimates absent sizes at 1080p, 16:9, 5 s (or the metadata frame count)', () => {
-    expect(parseCreateBody({ model: 'm', prompt: 'p' }).estimate).toEqual({ resolution: '1080p', ratio: '16:9', seconds: 5 });
-    expect(parseCreateBody({ model: 'm', prompt: 'p', metadata: { frames: 121 } }).estimate.seconds).toBe(6);
+    expect(arkVideos.estimate('m', parseCreateBody({ model: 'm', prompt: 'p' }).request)).toEqual({ unit: 'tokens', units: videoTokens('1080p', '16:9', 5), resolution: '1080p' });
+    expect(arkVideos.estimate('m', parseCreateBody({ model: 'm', prompt: 'p', metadata: { frames: 121 } }).request).units).toBe(videoTokens('1080p', '16:9', 6));
   });
 
   it('puts first frame before last frame in the Ark content, with roles', () => {

@@ -1,4 +1,4 @@
-import type { ChatEndpoint } from '../chat.js';
+import type { ChatEndpoint } from '../chat-types.js';
 import { anthropicFailure, anthropicHeaders, anthropicUrl } from './api.js';
 
 // Anthropic Messages: POST {base_url}/v1/messages with x-api-key and anthropic-version. The wire

@@ -3,7 +3,7 @@ import { GatewayError } from '../../http/errors.js';
 import type { Target } from '../../upstream/target.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
-import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../images.js';
+import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../image-types.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
 
 // Volcengine Ark Seedream: POST {base_url}/api/v3/images/generations. The OpenAI request is

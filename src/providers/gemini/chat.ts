@@ -1,5 +1,5 @@
 import type { Target } from '../../upstream/target.js';
-import type { ChatEndpoint } from '../chat.js';
+import type { ChatEndpoint } from '../chat-types.js';
 import { geminiFailure, geminiHeaders, geminiUrl } from './api.js';
 
 // Gemini chat: POST {base_url}/v1beta/models/{model}:generateContent, or

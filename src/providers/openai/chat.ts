@@ -1,4 +1,4 @@
-import type { ChatEndpoint } from '../chat.js';
+import type { ChatEndpoint } from '../chat-types.js';
 import { openaiFailure, openaiHeaders, openaiUrl } from './api.js';
 
 // OpenAI: Chat Completions at {base_url}/chat/completions, or (upstream_format: responses) the

@@ -6,7 +6,7 @@ import { MIME } from '../../http/image-type.js';
 import type { Target } from '../../upstream/target.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
-import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult, UploadedImage } from '../images.js';
+import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult, UploadedImage } from '../image-types.js';
 import { openaiFailure, openaiHeaders, openaiUrl } from './api.js';
 
 // OpenAI Images: POST {base_url}/images/generations (JSON) and POST {base_url}/images/edits

@@ -1,12 +1,9 @@
-import type { ChannelConfig } from '../config/schema.js';
 import type { ImageType } from '../http/image-type.js';
 import type { Target } from '../upstream/target.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { openaiImages } from './openai/images.js';
-import { arkImages } from './ark/images.js';
 
 // The images capability of every wire format: what a route hands an adapter and what it gets back,
-// both in OpenAI Images terms, and the registry from channel type to adapter.
+// both in OpenAI Images terms.
 
 /** The request's parameters in OpenAI Images terms, as the client sent them (validated). */
 export interface ImageParams {
@@ -55,37 +52,4 @@ export interface ImagesCall {
 export interface ImagesAdapter {
   generate(call: ImagesCall, target: Target, params: ImageParams): Promise<ImagesResult>;
   edit(call: ImagesCall, target: Target, input: EditInput): Promise<ImagesResult>;
-}
-
-/**
- * The simulator plays the provider a model belongs to: Seedream models (`doubao-seedream-*`, after
- * the channel's model_map) through its Ark images route at its origin, so they behave as Seedream
- * does (a mask is refused, moderation markers apply, no seed means a new picture); every other
- * model through OpenAI's wire format under /v1.
- */
-function simulatorAdapter(target: Target): { adapter: ImagesAdapter; target: Target } {
-  if (/^doubao-seedream-/.test(target.upstreamModel)) return { adapter: arkImages, target };
-  return { adapter: openaiImages, target: { ...target, baseUrl: `${target.baseUrl}/v1` } };
-}
-
-const simulatorImages: ImagesAdapter = {
-  generate(call, target, params) {
-    const to = simulatorAdapter(target);
-    return to.adapter.generate(call, to.target, params);
-  },
-  edit(call, target, input) {
-    const to = simulatorAdapter(target);
-    return to.adapter.edit(call, to.target, input);
-  },
-};
-
-const ADAPTERS: Partial<Record<ChannelConfig['type'], ImagesAdapter>> = {
-  openai: openaiImages,
-  ark: arkImages,
-  simulator: simulatorImages,
-};
-
-/** The images adapter of a channel type; undefined for a wire format without images (anthropic). */
-export function imagesAdapterFor(type: ChannelConfig['type']): ImagesAdapter | undefined {
-  return ADAPTERS[type];
 }

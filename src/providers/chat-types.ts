@@ -1,0 +1,16 @@
+import type { Dispatcher } from 'undici';
+import type { ChatFormat } from '../formats/chat-stream.js';
+import type { Target } from '../upstream/target.js';
+import type { UpstreamFailure } from '../upstream/failure.js';
+
+// The chat capability of a provider: where, with which headers and in which wire format it takes
+// chat requests, and how its errors read. The wire formats themselves (request, answer and stream
+// codecs) are in src/formats/.
+
+/** Where and how a channel takes chat requests; `format` is the wire format spoken there. */
+export interface ChatEndpoint {
+  format: ChatFormat;
+  url(target: Target, stream: boolean): string;
+  headers(target: Target, stream: boolean): Record<string, string>;
+  failure(res: Dispatcher.ResponseData): Promise<UpstreamFailure>;
+}
