@@ -39,7 +39,7 @@ function played(target: Target, capability: Capability, chatFormat: ChatFormat =
   const type = claimant?.type ?? (capability === 'chat' ? own.plays.chat(chatFormat) : own.plays[capability]);
   const provider = BY_TYPE.get(type);
   if (!provider?.simulator) return undefined;
-  return { provider, target: { ...target, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
+  return { provider, target: { ...target, ...provider.simulator.credentials, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
 }
 
 /**
