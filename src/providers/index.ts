@@ -8,6 +8,7 @@ import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
 import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
+import { dashscope } from './dashscope/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -16,7 +17,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 
