@@ -9,6 +9,7 @@ import { ark } from './ark/index.js';
 import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
+import { minimax } from './minimax/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -17,7 +18,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 
