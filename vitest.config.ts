@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // per test, created on the machine's server at 127.0.0.1:5432). MEDIAGATE_TEST_DB picks the store
 // inside test/helpers/databases.ts. Suites that never touch a store are listed in `storeFree` and
 // run once.
-const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/config-error-messages.test.ts', 'test/quick-start.test.ts'];
+const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/config-error-messages.test.ts', 'test/quick-start.test.ts', 'test/serve-output.test.ts'];
 // Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
 const postgresOnly = ['test/multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadConfig, ConfigError } from './config/loader.js';
 import type { Config } from './config/schema.js';
 import { openStore, parseDatabaseUrl } from './store/db.js';
@@ -68,7 +69,11 @@ async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeo
       `no database at ${file} (from database.url ${config.database.url}). Run the command where the server runs, or point MEDIAGATE_CONFIG (or DATABASE_URL) at its database; nothing was created.`,
     );
   }
+  const fresh = file !== null && !existsSync(file);
   const store = await openStore(config.database.url, { timeouts: config.database });
+  // Never silently: a new file where the operator expected the server's database is the mistake
+  // of running from another directory.
+  if (fresh) process.stderr.write(`mediagate: created a new, empty database at ${resolve(file)}\n`);
   try {
     return await fn(store);
   } finally {
@@ -149,6 +154,8 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
       rpm: Number(r.rpm),
       concurrency: Number(r.concurrency),
       credit: r.credit_micros === null ? null : Number(r.credit_micros) / 1_000_000,
+      // Real costs beyond hold and balance; the key is refused until a top-up pays it.
+      owes: Number(r.overage_micros) / 1_000_000,
       expires_at: r.expires_at === null ? null : new Date(Number(r.expires_at)).toISOString(),
       revoked: r.revoked_at !== null,
       created_at: new Date(Number(r.created_at)).toISOString(),
@@ -158,7 +165,7 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
     for (const k of view) {
       const state = k.revoked ? 'revoked' : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? 'expired' : 'active';
       out(
-        `${k.id}  ${k.name}  ${k.prefix}  ${state}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${k.credit === null ? 'unlimited' : '$' + k.credit}${k.expires_at ? '  expires=' + k.expires_at : ''}`,
+        `${k.id}  ${k.name}  ${k.prefix}  ${state}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${k.credit === null ? 'unlimited' : '$' + k.credit}${k.owes > 0 ? '  owes=$' + k.owes : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`,
       );
     }
     return;
@@ -229,8 +236,14 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
   }
   const rows = await withStore(config, (s) => new UsageRepo(s.db).totals({ keyId: values.key, sinceMs }), { mustExist: true });
   const total = rows.reduce(
-    (t, r) => ({ requests: t.requests + r.requests, input_units: t.input_units + r.input_units, output_units: t.output_units + r.output_units, cost_micros: t.cost_micros + r.cost_micros }),
-    { requests: 0, input_units: 0, output_units: 0, cost_micros: 0 },
+    (t, r) => ({
+      requests: t.requests + r.requests,
+      input_units: t.input_units + r.input_units,
+      output_units: t.output_units + r.output_units,
+      cost_micros: t.cost_micros + r.cost_micros,
+      overage_micros: t.overage_micros + r.overage_micros,
+    }),
+    { requests: 0, input_units: 0, output_units: 0, cost_micros: 0, overage_micros: 0 },
   );
   const usd = (m: number) => m / 1_000_000;
   if (values.json) {
@@ -238,14 +251,23 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
       JSON.stringify({
         key: values.key ?? null,
         since: sinceMs === undefined ? null : new Date(sinceMs).toISOString(),
-        rows: rows.map((r) => ({ ...r, cost_usd: usd(r.cost_micros) })),
-        total: { ...total, cost_usd: usd(total.cost_micros) },
+        rows: rows.map((r) => ({ ...r, cost_usd: usd(r.cost_micros), overage_usd: usd(r.overage_micros) })),
+        total: { ...total, cost_usd: usd(total.cost_micros), overage_usd: usd(total.overage_micros) },
       }),
     );
   }
   if (!rows.length) return out('No usage recorded' + (values.key ? ` for ${values.key}` : '') + (values.since ? ` since ${values.since}` : '') + '.');
-  const table: string[][] = [['KEY', 'MODEL', 'REQUESTS', 'INPUT', 'OUTPUT', 'COST']];
-  const line = (key: string, model: string, r: Omit<UsageTotal, 'key_id' | 'model'>) => [key, model, String(r.requests), String(r.input_units), String(r.output_units), microsToUsd(r.cost_micros)];
+  // OVERAGE: the part of COST that neither the holds nor the balance covered (what the key owes or owed).
+  const table: string[][] = [['KEY', 'MODEL', 'REQUESTS', 'INPUT', 'OUTPUT', 'COST', 'OVERAGE']];
+  const line = (key: string, model: string, r: Omit<UsageTotal, 'key_id' | 'model'>) => [
+    key,
+    model,
+    String(r.requests),
+    String(r.input_units),
+    String(r.output_units),
+    microsToUsd(r.cost_micros),
+    microsToUsd(r.overage_micros),
+  ];
   // Requests refused before a model was read (key rate limits) have no model.
   for (const r of rows) table.push(line(r.key_id, r.model || '-', r));
   table.push(line('TOTAL', '', total));

@@ -98,6 +98,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     firstByteMs: config.relay.first_byte_timeout_ms,
     idleMs: config.relay.stream_idle_timeout_ms,
     maxConnections: config.relay.max_connections_per_origin,
+    answerLimits: { bodyBytes: Math.floor(config.relay.max_body_mb * 1024 * 1024), eventBytes: Math.floor(config.relay.max_stream_event_mb * 1024 * 1024) },
   });
   const credit = new CreditService(reservations);
   const metrics = new Metrics();

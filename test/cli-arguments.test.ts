@@ -70,10 +70,12 @@ describe.skipIf(testDialect() === 'postgres')('mediagate CLI from another direct
     writeFileSync(configPath, 'database: { url: "sqlite:./data/app.db" }\nchannels: []\nmodels: {}\n');
     const created = run(project.path, { MEDIAGATE_CONFIG: configPath }, 'keys', 'create', '--name', 'here', '--json');
     expect(created.status).toBe(0);
+    expect(created.stderr).toBe(`mediagate: created a new, empty database at ${join(project.path, 'data', 'app.db')}\n`);
+    expect(run(project.path, { MEDIAGATE_CONFIG: configPath }, 'keys', 'create', '--name', 'there', '--json').stderr).toBe('');
     expect(existsSync(join(project.path, 'data', 'app.db'))).toBe(true);
     const listed = run(elsewhere.path, { MEDIAGATE_CONFIG: configPath }, 'keys', 'list', '--json');
     expect(listed.status).toBe(0);
-    expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((k) => k.name)).toEqual(['here']);
+    expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((k) => k.name)).toEqual(['here', 'there']);
     expect(existsSync(join(elsewhere.path, 'data'))).toBe(false);
   });
 

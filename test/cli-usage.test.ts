@@ -19,7 +19,7 @@ describe('mediagate usage and key limits (CLI)', () => {
       const base = { channel: 's', endpoint: 'chat', status: 200, latency_ms: 3 };
       await new UsageRepo(store.db).insertMany([
         { ...base, key_id: 'key_a', model: 'sim-chat', input_units: 100, output_units: 20, cost_micros: 1_500_000, created_at: Date.parse('2026-03-01T00:00:00Z') },
-        { ...base, key_id: 'key_a', model: 'sim-chat', input_units: 50, output_units: 10, cost_micros: 500_000, created_at: Date.parse('2026-03-02T00:00:00Z') },
+        { ...base, key_id: 'key_a', model: 'sim-chat', input_units: 50, output_units: 10, cost_micros: 500_000, overage_micros: 120_000, created_at: Date.parse('2026-03-02T00:00:00Z') },
         { ...base, key_id: 'key_a', model: 'sim-image', input_units: 0, output_units: 2, cost_micros: 40_000, created_at: Date.parse('2026-03-02T00:00:00Z') },
         { ...base, key_id: 'key_b', model: 'sim-chat', status: 429, input_units: 0, output_units: 0, cost_micros: 0, created_at: Date.parse('2026-03-03T00:00:00Z') },
       ]);
@@ -35,16 +35,16 @@ describe('mediagate usage and key limits (CLI)', () => {
     const table = run('usage');
     expect(table.status).toBe(0);
     const lines = table.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^KEY\s+MODEL\s+REQUESTS\s+INPUT\s+OUTPUT\s+COST$/);
-    expect(lines[1]).toMatch(/^key_a\s+sim-chat\s+2\s+150\s+30\s+\$2\.000000$/);
-    expect(lines[2]).toMatch(/^key_a\s+sim-image\s+1\s+0\s+2\s+\$0\.040000$/);
-    expect(lines[3]).toMatch(/^key_b\s+sim-chat\s+1\s+0\s+0\s+\$0\.000000$/);
-    expect(lines[4]).toMatch(/^TOTAL\s+4\s+150\s+32\s+\$2\.040000$/);
+    expect(lines[0]).toMatch(/^KEY\s+MODEL\s+REQUESTS\s+INPUT\s+OUTPUT\s+COST\s+OVERAGE$/);
+    expect(lines[1]).toMatch(/^key_a\s+sim-chat\s+2\s+150\s+30\s+\$2\.000000\s+\$0\.120000$/);
+    expect(lines[2]).toMatch(/^key_a\s+sim-image\s+1\s+0\s+2\s+\$0\.040000\s+\$0\.000000$/);
+    expect(lines[3]).toMatch(/^key_b\s+sim-chat\s+1\s+0\s+0\s+\$0\.000000\s+\$0\.000000$/);
+    expect(lines[4]).toMatch(/^TOTAL\s+4\s+150\s+32\s+\$2\.040000\s+\$0\.120000$/);
 
     const json = JSON.parse(run('usage', '--json').stdout);
     expect(json.rows).toHaveLength(3);
-    expect(json.rows[0]).toEqual({ key_id: 'key_a', model: 'sim-chat', requests: 2, input_units: 150, output_units: 30, cost_micros: 2_000_000, cost_usd: 2 });
-    expect(json.total).toEqual({ requests: 4, input_units: 150, output_units: 32, cost_micros: 2_040_000, cost_usd: 2.04 });
+    expect(json.rows[0]).toEqual({ key_id: 'key_a', model: 'sim-chat', requests: 2, input_units: 150, output_units: 30, cost_micros: 2_000_000, cost_usd: 2, overage_micros: 120_000, overage_usd: 0.12 });
+    expect(json.total).toEqual({ requests: 4, input_units: 150, output_units: 32, cost_micros: 2_040_000, cost_usd: 2.04, overage_micros: 120_000, overage_usd: 0.12 });
   });
 
   it('filters by key and by time', () => {

@@ -63,8 +63,8 @@ describe('credit reservations', () => {
     // and two releases, from both instances at once.
     const results = await Promise.all(
       holds.flatMap((h, i) => [
-        credits[0].settle(h, 300 + i).then((r) => ({ i, kind: 'settle', closed: r !== null, charged: r })),
-        credits[1].settle(h, 1500).then((r) => ({ i, kind: 'settle', closed: r !== null, charged: r })),
+        credits[0].settle(h, 300 + i).then((r) => ({ i, kind: 'settle', closed: r !== null, charged: r?.chargedMicros ?? null })),
+        credits[1].settle(h, 1500).then((r) => ({ i, kind: 'settle', closed: r !== null, charged: r?.chargedMicros ?? null })),
         credits[0].release(h).then((closed) => ({ i, kind: 'release', closed, charged: closed ? 0 : null })),
         credits[1].release(h).then((closed) => ({ i, kind: 'release', closed, charged: closed ? 0 : null })),
       ]),
@@ -83,21 +83,33 @@ describe('credit reservations', () => {
     expect(await repo.balance(p.keyId)).toBe(start - charged);
   });
 
-  it('takes an overage only from what the balance still has, never below zero', async () => {
+  it('charges a cost above the hold in full: the balance down to zero, the rest owed and the key refused until a top-up pays it', async () => {
     const p = await keyWith(1000);
     const hold = await credits[0].reserve(p, 600);
     expect(await repo.balance(p.keyId)).toBe(400);
-    expect(await credits[0].settle(hold, 5000)).toBe(1000);
-    expect(await repo.balance(p.keyId)).toBe(0);
+    expect(await credits[0].settle(hold, 5000)).toEqual({ chargedMicros: 5000, overageMicros: 4000 });
+    expect(await repo.account(p.keyId)).toEqual({ balanceMicros: 0, overageMicros: 4000 });
+    const refused = await credits[1].reserve(p, 0).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect((refused as GatewayError).code).toBe('insufficient_quota');
+    expect((refused as GatewayError).message).toContain('owes $0.004');
+    // A top-up pays the debt first: 3000 leaves 1000 owed and the key still refused.
+    expect(await repo.topUp(p.keyId, 3000)).toBe(true);
+    expect(await repo.account(p.keyId)).toEqual({ balanceMicros: 0, overageMicros: 1000 });
+    await expect(credits[0].reserve(p, 0)).rejects.toThrow(/owes \$0\.001/);
+    expect(await repo.topUp(p.keyId, 1500)).toBe(true);
+    expect(await repo.account(p.keyId)).toEqual({ balanceMicros: 500, overageMicros: 0 });
+    await credits[0].reserve(p, 500);
 
-    // Many overages at once: together they take exactly what there is.
+    // Many overages at once: the balance covers exactly what it has, the rest is owed, to the micro.
     const q = await keyWith(1000);
     const holds = await Promise.all(Array.from({ length: 10 }, () => credits[0].reserve(q, 50)));
     expect(await repo.balance(q.keyId)).toBe(500);
-    const charged = await Promise.all(holds.map((h, i) => credits[i % 2].settle(h, 500)));
-    expect(charged.reduce((n: number, c) => n + (c ?? 0), 0)).toBe(1000);
-    expect(charged.every((c) => c !== null && c >= 50)).toBe(true);
-    expect(await repo.balance(q.keyId)).toBe(0);
+    const settled = await Promise.all(holds.map((h, i) => credits[i % 2].settle(h, 500)));
+    expect(settled.every((c) => c?.chargedMicros === 500)).toBe(true);
+    const owed = settled.reduce((n, c) => n + (c?.overageMicros ?? 0), 0);
+    expect(owed).toBe(10 * 500 - 1000);
+    expect(await repo.account(q.keyId)).toEqual({ balanceMicros: 0, overageMicros: owed });
   });
 
   it('returns the unused part of a hold and all of a released one', async () => {
@@ -105,7 +117,7 @@ describe('credit reservations', () => {
     const a = await credits[0].reserve(p, 4000);
     const b = await credits[0].reserve(p, 4000);
     expect(await repo.balance(p.keyId)).toBe(2000);
-    expect(await credits[0].settle(a, 1500)).toBe(1500);
+    expect(await credits[0].settle(a, 1500)).toEqual({ chargedMicros: 1500, overageMicros: 0 });
     expect(await credits[0].release(b)).toBe(true);
     expect(await repo.balance(p.keyId)).toBe(8500);
   });
@@ -114,15 +126,16 @@ describe('credit reservations', () => {
     const p = await keyWith(10_000);
     const nanHold = await credits[0].reserve(p, NaN);
     expect(nanHold.amountMicros).toBe(0);
-    expect(await credits[0].settle(nanHold, 700)).toBe(700);
+    expect(await credits[0].settle(nanHold, 700)).toEqual({ chargedMicros: 700, overageMicros: 0 });
     expect(await repo.balance(p.keyId)).toBe(9300);
     const held = await credits[0].reserve(p, 1000);
-    expect(await credits[0].settle({ reservationId: held.reservationId }, NaN)).toBe(1000);
+    expect(await credits[0].settle({ reservationId: held.reservationId }, NaN)).toEqual({ chargedMicros: 1000, overageMicros: 0 });
     expect(await repo.balance(p.keyId)).toBe(8300);
     await expect(credits[0].reserve(p, Infinity)).rejects.toMatchObject({ status: 403, code: 'insufficient_quota' });
     const last = await credits[0].reserve(p, 300);
-    expect(await credits[0].settle(last, Infinity)).toBe(8300);
-    expect(await repo.balance(p.keyId)).toBe(0);
+    // Clamped to the largest exact integer: the balance is emptied and the rest is owed.
+    expect(await credits[0].settle(last, Infinity)).toEqual({ chargedMicros: Number.MAX_SAFE_INTEGER, overageMicros: Number.MAX_SAFE_INTEGER - 8300 });
+    expect(await repo.account(p.keyId)).toEqual({ balanceMicros: 0, overageMicros: Number.MAX_SAFE_INTEGER - 8300 });
   });
 
   it('refuses with 403 insufficient_quota when the balance is short, and reserves nothing for unlimited keys', async () => {
@@ -132,7 +145,7 @@ describe('credit reservations', () => {
     const free = await keyWith(null);
     const hold = await credits[0].reserve(free, 1e9);
     expect(hold.reservationId).toBeNull();
-    expect(await credits[0].settle(hold, 123.4)).toBe(124);
+    expect(await credits[0].settle(hold, 123.4)).toEqual({ chargedMicros: 124, overageMicros: 0 });
     expect(await repo.balance(free.keyId)).toBeNull();
     expect(await repo.topUp(free.keyId, 5)).toBe(false);
     expect(await repo.topUp(p.keyId, 5)).toBe(true);

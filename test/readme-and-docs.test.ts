@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { suiteGateway } from './helpers/suite-gateway.js';
 
 // The repository stands alone: README, docs and code never send the reader to a file outside it,
 // and the README's chat examples (curl and both SDKs) run as written against a gateway.
@@ -56,15 +56,10 @@ describe('README and docs', () => {
   });
 
   describe('chat examples', () => {
-    let gw: TestGateway;
-    let key: string;
-    beforeAll(async () => {
-      gw = await startGateway();
-      key = (await gw.createKey()).key;
-    });
-    afterAll(async () => gw.close());
+    const s = suiteGateway();
 
     it('answer with curl, as written', async () => {
+      const { gw, key } = s;
       const script = blockAfter('## Chat', 'sh').replace(/^K=mg-…; B=http:\/\/127\.0\.0\.1:8080$/m, `K=${key}; B=${gw.url}`);
       expect(script).toContain(gw.url);
       const { stdout: out } = await run('sh', ['-c', script], { encoding: 'utf8', timeout: 20_000 });
@@ -75,6 +70,7 @@ describe('README and docs', () => {
     });
 
     it('answer through both SDKs with the base URLs shown (the Anthropic one without /v1)', async () => {
+      const { gw, key } = s;
       const code = blockAfter('## Chat', 'js').replaceAll('http://127.0.0.1:8080', gw.url);
       expect(code).toContain(`baseURL: '${gw.url}/v1'`);
       expect(code).toContain(`baseURL: '${gw.url}'`);

@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { suiteGateway } from './helpers/suite-gateway.js';
 
 // A request body that breaks its schema is answered with one sentence per bad field; a field that
 // must be one of a few words lists them, once.
 
 describe('request schema error messages', () => {
-  let gw: TestGateway;
-  let key: string;
-  beforeAll(async () => {
-    gw = await startGateway();
-    key = (await gw.createKey()).key;
-  });
-  afterAll(async () => {
-    await gw.close();
-  });
+  const s = suiteGateway();
 
   async function post(path: string, body: unknown): Promise<{ status: number; message: string }> {
-    const res = await fetch(`${gw.url}${path}`, {
+    const res = await fetch(`${s.gw.url}${path}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     const json = (await res.json()) as any;

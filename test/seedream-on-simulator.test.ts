@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { suiteGateway } from './helpers/suite-gateway.js';
 import { embeddedDefault } from '../src/config/defaults.js';
 import { encodePng } from '../src/simulator/png.js';
 
@@ -10,21 +10,17 @@ import { encodePng } from '../src/simulator/png.js';
 const SEEDREAM = 'doubao-seedream-4-0-250828';
 
 describe('Seedream on the embedded default simulator channel', () => {
-  let gw: TestGateway;
-  let key: string;
-  beforeAll(async () => {
+  const s = suiteGateway(() => {
     const def = embeddedDefault({}) as { channels: unknown[]; models: Record<string, unknown> };
-    gw = await startGateway({ channels: def.channels, models: def.models });
-    key = (await gw.createKey()).key;
+    return { channels: def.channels, models: def.models };
   });
-  afterAll(async () => gw.close());
 
-  const stats = async () => ((await (await fetch(`${gw.services.simulator!.url}/__sim/stats`)).json()) as { counts: Record<string, number> }).counts;
+  const stats = async () => ((await (await fetch(`${s.gw.services.simulator!.url}/__sim/stats`)).json()) as { counts: Record<string, number> }).counts;
 
   async function generate(body: Record<string, unknown>) {
-    const res = await fetch(`${gw.url}/v1/images/generations`, {
+    const res = await fetch(`${s.gw.url}/v1/images/generations`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: SEEDREAM, size: '32x32', response_format: 'b64_json', ...body }),
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -54,7 +50,7 @@ describe('Seedream on the embedded default simulator channel', () => {
     form.set('prompt', 'bluer');
     form.set('image', new Blob([png], { type: 'image/png' }), 'a.png');
     form.set('mask', new Blob([png], { type: 'image/png' }), 'm.png');
-    const res = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${s.gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${s.key}` }, body: form });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error).toMatchObject({ code: 'unsupported_parameter', param: 'mask' });
   });

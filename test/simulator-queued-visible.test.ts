@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { suiteGateway } from './helpers/suite-gateway.js';
 import { embeddedDefault } from '../src/config/defaults.js';
 import { validateConfig } from '../src/config/loader.js';
 import { createTask, readTask } from './helpers/video.js';
@@ -12,21 +12,18 @@ import { createTask, readTask } from './helpers/video.js';
 const SPEED = 2;
 
 describe('the embedded default shows QUEUED', () => {
-  let gw: TestGateway;
-  let key: string;
-  beforeAll(async () => {
+  const s = suiteGateway(() => {
     const def = validateConfig(embeddedDefault({}));
-    gw = await startGateway({
+    return {
       simulator: { embedded: true, video_seconds: def.simulator.video_seconds / SPEED },
       tasks: { ...def.tasks, poll_interval_ms: def.tasks.poll_interval_ms / SPEED, tick_ms: def.tasks.tick_ms / SPEED },
       channels: def.channels,
       models: def.models,
-    });
-    key = (await gw.createKey()).key;
+    };
   });
-  afterAll(async () => gw.close());
 
   it('moves a task through SUBMITTED, QUEUED, IN_PROGRESS and SUCCESS, each seen by a poller', async () => {
+    const { gw, key } = s;
     const created = await createTask(gw.url, key, { model: 'doubao-seedance-1-0-pro-250528', prompt: 'a corgi' });
     expect(created.status).toBe(200);
     const seen: string[] = [created.body.data.status];

@@ -59,15 +59,17 @@ describe('usage ledger', () => {
         const began = Date.now();
         let status = 200;
         let cost = 0;
+        let overage = 0;
         try {
           const hold = await credit.reserve(p, estimate);
           if (fails) {
             status = 502;
             expect(await credit.release(hold)).toBe(true);
           } else {
-            const charged = await credit.settle(hold, actual);
-            expect(charged).not.toBeNull();
-            cost = charged!;
+            const settled = await credit.settle(hold, actual);
+            expect(settled).not.toBeNull();
+            cost = settled!.chargedMicros;
+            overage = settled!.overageMicros;
           }
         } catch (err) {
           if (!(err instanceof GatewayError) || err.code !== 'insufficient_quota') throw err;
@@ -83,6 +85,7 @@ describe('usage ledger', () => {
           input_units: ok ? input : 0,
           output_units: ok ? output : 0,
           cost_micros: cost,
+          overage_micros: overage,
           latency_ms: Date.now() - began,
         });
         const k = `${p.keyId}/${model}`;
@@ -100,9 +103,10 @@ describe('usage ledger', () => {
     }
     expect(totals).toHaveLength(expected.size);
 
-    // Per limited key: ledger cost = the reservations' settled charges = start − balance.
+    // Per limited key: ledger cost = the reservations' settled charges = start − balance + owed.
     for (const p of keys.slice(0, 2)) {
       const ledgerCost = (await usage.totals({ keyId: p.keyId })).reduce((n, t) => n + t.cost_micros, 0);
+      const ledgerOwed = (await usage.totals({ keyId: p.keyId })).reduce((n, t) => n + t.overage_micros, 0);
       const settled = await store.db
         .selectFrom('reservations')
         .select(['state', 'charged_micros'])
@@ -112,7 +116,9 @@ describe('usage ledger', () => {
       const charges = settled.filter((r) => r.state === 'settled').reduce((n, r) => n + Number(r.charged_micros), 0);
       expect(ledgerCost).toBeGreaterThan(0);
       expect(ledgerCost).toBe(charges);
-      expect(await reservations.balance(p.keyId)).toBe(start - charges);
+      const account = await reservations.account(p.keyId);
+      expect(account?.overageMicros).toBe(ledgerOwed);
+      expect(account?.balanceMicros).toBe(start - charges + ledgerOwed);
     }
   });
 
@@ -124,7 +130,7 @@ describe('usage ledger', () => {
     }
     expect(await usage.totals()).toEqual([]);
     await ledger.close();
-    expect(await usage.totals()).toEqual([{ key_id: p.keyId, model: 'm', requests: 3, input_units: 3, output_units: 6, cost_micros: 30 }]);
+    expect(await usage.totals()).toEqual([{ key_id: p.keyId, model: 'm', requests: 3, input_units: 3, output_units: 6, cost_micros: 30, overage_micros: 0 }]);
   });
 
   it('stores rows with fractional or missing numbers and NUL bytes instead of failing their batch', async () => {
@@ -135,7 +141,7 @@ describe('usage ledger', () => {
     ledger.record({ ...base, model: 'm\u0000', input_units: 1, output_units: 1, cost_micros: 1, latency_ms: 12.7 });
     await ledger.close();
     expect(errors).toEqual([]);
-    expect(await usage.totals({ keyId: p.keyId })).toEqual([{ key_id: p.keyId, model: 'm', requests: 2, input_units: 3, output_units: 1, cost_micros: 3 }]);
+    expect(await usage.totals({ keyId: p.keyId })).toEqual([{ key_id: p.keyId, model: 'm', requests: 2, input_units: 3, output_units: 1, cost_micros: 3, overage_micros: 0 }]);
   });
 
   it('filters totals by key and by time', async () => {

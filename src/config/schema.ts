@@ -78,6 +78,8 @@ export const ModelSchema = Type.Object(
     // Requests per minute across all keys; 0 = no model limit (then limits.model_rpm applies).
     rpm: Type.Optional(Type.Integer({ minimum: 0 })),
     price: Type.Optional(PriceSchema),
+    // Chat: input tokens one image part may cost at most, for the credit hold (default 1600).
+    image_input_tokens: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -158,6 +160,10 @@ export const ConfigSchema = Type.Object(
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
         // Upstream sockets per origin: every held stream needs one.
         max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
+        // Largest upstream answer read whole (JSON answers), and largest single stream event or
+        // line; beyond them the upstream is cut off and the client gets 502 upstream_error.
+        max_body_mb: Type.Number({ exclusiveMinimum: 0, default: 32 }),
+        max_stream_event_mb: Type.Number({ exclusiveMinimum: 0, default: 4 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import { oversized } from '../upstream/json.js';
 
 // Server-sent events both ways: reading an upstream's stream (eventsource-parser) and writing the
 // client's stream with back-pressure.
@@ -34,8 +35,15 @@ export class SseReader {
   private readonly decoder = new TextDecoder();
   private readonly iterator: AsyncIterator<Buffer | Uint8Array | string>;
   private pending: SseEvent[] = [];
+  /** Characters since the last line break, and since the last complete event (the parser buffers both). */
+  private lineChars = 0;
+  private eventChars = 0;
 
-  constructor(body: AsyncIterable<Buffer | Uint8Array | string>) {
+  /** `maxEventChars`: an event (or a line) growing past this fails the read as `oversized`. */
+  constructor(
+    body: AsyncIterable<Buffer | Uint8Array | string>,
+    private readonly maxEventChars = Infinity,
+  ) {
     this.iterator = body[Symbol.asyncIterator]();
     this.parser = createParser({ onEvent: (ev) => this.pending.push(ev) });
   }
@@ -52,11 +60,27 @@ export class SseReader {
         break;
       }
       const chunk = r.value;
-      this.parser.feed(typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }));
+      const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+      this.parser.feed(text);
+      this.measure(text);
     }
     const out = this.pending;
     this.pending = [];
     return out;
+  }
+
+  /**
+   * Counts what the parser is holding: without a bound, an upstream that never ends a line or an
+   * event would grow it without limit. Exact for lines, within one network chunk for events.
+   */
+  private measure(text: string): void {
+    const lastBreak = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
+    this.lineChars = lastBreak < 0 ? this.lineChars + text.length : text.length - lastBreak - 1;
+    this.eventChars = this.pending.length ? this.lineChars : this.eventChars + text.length;
+    if (this.lineChars > this.maxEventChars || this.eventChars > this.maxEventChars) {
+      void this.cancel();
+      throw oversized('an upstream stream event', this.maxEventChars);
+    }
   }
 
   /** Stops reading; the body stream is destroyed so its socket is not left half-read. */

@@ -15,7 +15,14 @@ export function formatUsd(micros: number): string {
 /** What a refused request could change to fit the balance; undefined when nothing would. */
 export type FitHint = (balanceMicros: number) => string | undefined;
 
-export function creditRefusal(neededMicros: number, balanceMicros: number, hint?: FitHint): GatewayError {
+export function creditRefusal(neededMicros: number, balanceMicros: number, hint?: FitHint, owedMicros = 0): GatewayError {
+  if (owedMicros > 0) {
+    return new GatewayError(
+      403,
+      'insufficient_quota',
+      `This key owes ${formatUsd(owedMicros)}: earlier requests cost more than the credit it had. It is refused until the operator tops it up (a top-up pays what is owed first).`,
+    );
+  }
   if (balanceMicros <= 0) return new GatewayError(403, 'insufficient_quota', 'The credit of this key is exhausted. Ask the operator to top it up.');
   const fits = hint?.(balanceMicros);
   return new GatewayError(
@@ -36,9 +43,9 @@ export function chatFitHint(model: ModelConfig, inputTokens: number, field: stri
     const inPrice = model.price?.input_per_million ?? 0;
     const outPrice = model.price?.output_per_million ?? 0;
     if (outPrice <= 0) return undefined;
-    // Adding `"field":N` to the body grows the input estimate (bytes / 4) a little: count it, so the
-    // suggested value fits when sent.
-    const input = inputTokens + Math.ceil((field.length + 16) / 4);
+    // Adding `"field":N` to the body grows the input estimate (a token per byte) a little: count it,
+    // so the suggested value fits when sent.
+    const input = inputTokens + field.length + 16;
     const tokens = Math.floor((balance - Math.ceil(input * inPrice)) / outPrice);
     if (tokens < 1) return undefined;
     const why = defaultCap ? ` (without ${field}, credit is held for ${defaultCap} output tokens)` : '';

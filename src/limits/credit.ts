@@ -10,6 +10,12 @@ export interface Hold {
   amountMicros: number;
 }
 
+/** What a settle charged (the real cost) and the part of it the key now owes. */
+export interface Settled {
+  chargedMicros: number;
+  overageMicros: number;
+}
+
 /**
  * reserve → settle | release. Reserve takes the estimated cost from the balance before any upstream
  * call (403 insufficient_quota when it cannot); settle charges the real cost and returns the rest;
@@ -26,17 +32,24 @@ export class CreditService {
     if (amount > Number.MAX_SAFE_INTEGER && p.limitedCredit) throw errors.insufficientQuota();
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
     const id = await this.repo.reserve(p.keyId, amount);
-    if (!id) throw creditRefusal(amount, (await this.repo.balance(p.keyId)) ?? 0, fit);
+    if (!id) {
+      const account = await this.repo.account(p.keyId);
+      throw creditRefusal(amount, account?.balanceMicros ?? 0, fit, account?.overageMicros ?? 0);
+    }
     return { keyId: p.keyId, reservationId: id, amountMicros: amount };
   }
 
-  /** Charges `costMicros`; returns what was charged, or null when the hold was already closed. */
-  async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<number | null> {
+  /**
+   * Charges the real `costMicros` in full: what the hold does not cover comes from the balance, and
+   * what the balance cannot cover is the key's overage (owed). Returns both for the ledger row, or
+   * null when the hold was already closed.
+   */
+  async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
     // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
     const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros)));
-    if (!hold.reservationId) return Number.isNaN(cost) ? ('amountMicros' in hold ? hold.amountMicros : 0) : cost;
+    if (!hold.reservationId) return { chargedMicros: Number.isNaN(cost) ? ('amountMicros' in hold ? hold.amountMicros : 0) : cost, overageMicros: 0 };
     const r = await this.repo.settle(hold.reservationId, cost);
-    return r.closed ? r.chargedMicros : null;
+    return r.closed ? { chargedMicros: r.chargedMicros, overageMicros: r.overageMicros } : null;
   }
 
   /** Returns the held amount; true when this call closed the hold. */

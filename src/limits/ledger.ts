@@ -87,6 +87,7 @@ function clean(e: UsageEntry): UsageEntry {
     input_units: int(e.input_units),
     output_units: int(e.output_units),
     cost_micros: int(e.cost_micros),
+    overage_micros: int(e.overage_micros),
     latency_ms: int(e.latency_ms),
     created_at: int(e.created_at),
   };

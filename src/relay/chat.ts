@@ -8,7 +8,7 @@ import type { ChatEndpoint } from '../providers/chat-types.js';
 import { chatEndpointFor } from '../providers/index.js';
 import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
-import { readText } from '../upstream/json.js';
+import { answerLimitsOf, readText } from '../upstream/json.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, and either pass the request
@@ -86,7 +86,7 @@ export class ChatRelay {
       await readText(res, call.signal).catch(() => '');
       throw new UpstreamFailure('malformed', 'the upstream answered a stream request without an event stream', res.statusCode);
     }
-    const reader = new SseReader(res.body);
+    const reader = new SseReader(res.body, answerLimitsOf(res).eventBytes);
     const translator = this.translator(call, endpoint);
     try {
       let first = '';

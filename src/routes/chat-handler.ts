@@ -9,6 +9,7 @@ import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
+import { inputTokenBound } from '../limits/estimate.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import type { Target } from '../upstream/target.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
@@ -27,13 +28,12 @@ export interface TokenEstimate {
 }
 
 /**
- * What a request may cost at most, to reserve before the call: input ≈ body bytes / 4 (the
- * messages are nearly all of the body), output = the client's max tokens or the default cap.
+ * What a request may cost at most, to reserve before the call: input bounded from above (see
+ * limits/estimate.ts), output = the client's max tokens or the default cap.
  */
-export function estimateChatTokens(client: ChatFormat, body: Record<string, unknown>, contentLength: number): TokenEstimate {
-  const bytes = contentLength > 0 ? contentLength : JSON.stringify(body.messages ?? '').length;
+export function estimateChatTokens(client: ChatFormat, body: Record<string, unknown>, contentLength: number, imageTokens?: number): TokenEstimate {
   const max = client === 'openai' ? (body.max_completion_tokens ?? body.max_tokens) : body.max_tokens;
-  return { input: Math.ceil(bytes / 4), output: typeof max === 'number' && max > 0 ? max : DEFAULT_OUTPUT_CAP };
+  return { input: inputTokenBound(body, contentLength, imageTokens), output: typeof max === 'number' && max > 0 ? max : DEFAULT_OUTPUT_CAP };
 }
 
 /** The model a chat request names, if this key may use it as a chat model. */
@@ -55,20 +55,20 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
     const model = chatModel(services, request, body.model as string);
     const stream = body.stream === true;
     const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
-    const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0));
+    const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0), model.config.image_input_tokens);
     const capField = client === 'openai' && body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
     const fit = chatFitHint(model.config, estimate.input, capField, body[capField] === undefined ? DEFAULT_OUTPUT_CAP : undefined);
     const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
 
     let channel = '';
-    const record = (status: number, input: number, output: number, cost: number) => {
+    const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
       markUsageRecorded(request);
-      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, latency_ms: Date.now() - started });
+      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, overage_micros: overage, latency_ms: Date.now() - started });
     };
     const settle = async (status: number, input: number, output: number) => {
       const cost = chatCostMicros(model.config, input, output);
-      const charged = await services.credit.settle(hold, cost);
-      record(status, input, output, charged ?? cost);
+      const settled = await services.credit.settle(hold, cost);
+      record(status, input, output, settled?.chargedMicros ?? cost, settled?.overageMicros ?? 0);
     };
 
     // The client leaving (the response closing before it finished) aborts the upstream call at once.

@@ -59,7 +59,7 @@ async function serve(
   const hold = await services.credit.reserve(p, imageCostMicros(model.config, requested));
   const call: ImagesCall = { upstream: services.upstream, signal: abortOnDisconnect(reply) };
   let channel = '';
-  const row = (status: number, images: number, cost: number) => {
+  const row = (status: number, images: number, cost: number, overage = 0) => {
     markUsageRecorded(request);
     services.ledger.record({
       key_id: p.keyId,
@@ -70,6 +70,7 @@ async function serve(
       input_units: inputImages,
       output_units: images,
       cost_micros: cost,
+      overage_micros: overage,
       latency_ms: Date.now() - started,
     });
   };
@@ -88,8 +89,8 @@ async function serve(
     throw g;
   }
   const images = result.data.length;
-  const charged = (await services.credit.settle(hold, imageCostMicros(model.config, images))) ?? 0;
-  row(200, images, charged);
+  const settled = await services.credit.settle(hold, imageCostMicros(model.config, images));
+  row(200, images, settled?.chargedMicros ?? 0, settled?.overageMicros ?? 0);
   return {
     created: result.created,
     ...result.extra,

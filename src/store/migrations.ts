@@ -103,6 +103,18 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('tasks').dropColumn('upstream_id').execute();
       },
     },
+    // A real cost above its hold that the balance could not cover is owed: the key is refused until
+    // a top-up pays it (docs/limits.md). Per key the outstanding amount, per ledger row its part.
+    '0005a_credit_overage': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('api_keys').addColumn('overage_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('usage').addColumn('overage_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('overage_micros').execute();
+        await db.schema.alterTable('api_keys').dropColumn('overage_micros').execute();
+      },
+    },
     // GET /v1/video/generations: a key's tasks newest first, optionally of one status or model. Each
     // filter has its own index ending in (submit_time, task_id), so a page is one index range scan
     // whatever the table holds (a B-tree is read backwards for the descending order).

@@ -15,6 +15,8 @@ export interface ApiKeyTable {
   concurrency: number;
   /** Available balance in micro-dollars; null = unlimited. */
   credit_micros: number | null;
+  /** What the key owes: real costs above their hold that the balance could not cover. Refused while > 0. */
+  overage_micros: Generated<number>;
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
@@ -80,6 +82,8 @@ export interface UsageTable {
   input_units: number;
   output_units: number;
   cost_micros: number;
+  /** The part of cost_micros that neither the hold nor the balance covered (owed by the key). */
+  overage_micros: Generated<number>;
   latency_ms: number;
   created_at: number;
 }

@@ -121,8 +121,8 @@ export class TaskTransitions {
       const model = this.d.catalog.get(row.model);
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
       const cost = model ? videoCostMicros(model.config, used) : 0;
-      const charged = await this.d.credit.settle(hold, cost);
-      if (charged !== null) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: charged });
+      const settled = await this.d.credit.settle(hold, cost);
+      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
     } else if (row.status === 'FAILURE') {
       if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
     }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { toUpstreamFailure } from './failure.js';
+import { DEFAULT_ANSWER_LIMITS, setAnswerLimits, type AnswerLimits } from './json.js';
 
 /**
  * The one HTTP client for every upstream call: a pooled keep-alive undici Agent. Timeouts:
@@ -12,6 +13,8 @@ export interface UpstreamTimeouts {
   idleMs: number;
   /** Sockets per origin; each concurrent stream holds one. */
   maxConnections?: number;
+  /** Caps on what of an answer is held in memory (readText, stream events). */
+  answerLimits?: AnswerLimits;
 }
 
 export class UpstreamClient {
@@ -42,7 +45,7 @@ export class UpstreamClient {
     signal?: AbortSignal;
   }): Promise<Dispatcher.ResponseData> {
     try {
-      return await request(opts.url, {
+      const res = await request(opts.url, {
         method: opts.method,
         headers: opts.headers,
         body: opts.body,
@@ -51,6 +54,8 @@ export class UpstreamClient {
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
       });
+      setAnswerLimits(res, this.timeouts.answerLimits ?? DEFAULT_ANSWER_LIMITS);
+      return res;
     } catch (err) {
       throw toUpstreamFailure(err, opts.signal);
     }

@@ -1,6 +1,8 @@
 import { errors as undiciErrors } from 'undici';
 
-export type FailureKind = 'connect' | 'timeout' | 'status' | 'malformed' | 'aborted';
+// `oversized`: an answer (or one stream event) over the gateway's caps; not retried elsewhere, since
+// another channel of the same model would most likely answer the same.
+export type FailureKind = 'connect' | 'timeout' | 'status' | 'malformed' | 'aborted' | 'oversized';
 
 /** An upstream call that did not produce a usable answer. `retryable`: another channel may succeed. */
 export class UpstreamFailure extends Error {
@@ -19,7 +21,7 @@ export class UpstreamFailure extends Error {
 
   get retryable(): boolean {
     if (this.kind === 'status') return this.status === 429 || this.status === 408 || this.status >= 500;
-    return this.kind !== 'aborted';
+    return this.kind !== 'aborted' && this.kind !== 'oversized';
   }
 }
 

@@ -1,13 +1,58 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
 
-/** Reads a whole response body as text, mapping a broken or timed-out body to UpstreamFailure. */
+/** The most of an upstream answer the gateway holds in memory at once (relay.max_body_mb / max_stream_event_mb). */
+export interface AnswerLimits {
+  /** A whole answer read at once (JSON answers, error bodies). */
+  bodyBytes: number;
+  /** One stream event, or one line of it. */
+  eventBytes: number;
+}
+
+export const DEFAULT_ANSWER_LIMITS: AnswerLimits = { bodyBytes: 32 * 1024 * 1024, eventBytes: 4 * 1024 * 1024 };
+
+const limitsOf = new WeakMap<object, AnswerLimits>();
+
+/** Attaches the client's limits to a response it returned (UpstreamClient.send does). */
+export function setAnswerLimits(res: Dispatcher.ResponseData, limits: AnswerLimits): void {
+  limitsOf.set(res, limits);
+}
+
+export function answerLimitsOf(res: Dispatcher.ResponseData): AnswerLimits {
+  return limitsOf.get(res) ?? DEFAULT_ANSWER_LIMITS;
+}
+
+/** The failure for an answer over a limit; the caller has already hung up on the upstream. */
+export function oversized(what: string, limitBytes: number): UpstreamFailure {
+  return new UpstreamFailure('oversized', `${what} is larger than the gateway accepts (${+(limitBytes / 1024 / 1024).toFixed(2)} MiB)`);
+}
+
+/**
+ * Reads a whole response body as text, mapping a broken or timed-out body to UpstreamFailure. A
+ * body over the response's limit is not read further: the connection is torn down (which stops the
+ * upstream) and the call fails as `oversized`.
+ */
 export async function readText(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<string> {
+  const max = answerLimitsOf(res).bodyBytes;
+  const declared = Number(res.headers['content-length']);
+  const chunks: Buffer[] = [];
+  let size = 0;
   try {
-    return await res.body.text();
+    if (Number.isFinite(declared) && declared > max) throw oversized('the upstream answer', max);
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > max) throw oversized('the upstream answer', max);
+      chunks.push(chunk as Buffer);
+    }
   } catch (err) {
+    if (err instanceof UpstreamFailure) {
+      res.body.on('error', () => undefined);
+      res.body.destroy();
+      throw err;
+    }
     throw toUpstreamFailure(err, signal);
   }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** Reads a JSON body; anything unparsable is a `malformed` failure. */

@@ -3,8 +3,9 @@ import type { ModelConfig } from '../../config/schema.js';
 // The simulator's own models: what its GET /v1/models lists and what the embedded default offers
 // under the simulator channel. Plain data, so the simulator itself may read it.
 export const SIMULATOR_MODELS: Record<string, ModelConfig> = {
-  'sim-chat': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 0.5, output_per_million: 1.5 } },
-  'sim-claude': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 3, output_per_million: 15 } },
+  // The simulator counts an image part as 85 input tokens.
+  'sim-chat': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 0.5, output_per_million: 1.5 }, image_input_tokens: 85 },
+  'sim-claude': { kind: 'chat', owned_by: 'simulator', price: { input_per_million: 3, output_per_million: 15 }, image_input_tokens: 85 },
   'sim-image': { kind: 'image', owned_by: 'simulator', price: { per_image: 0.02 } },
   'sim-video': {
     kind: 'video',

@@ -28,6 +28,7 @@ export class KeysRepo {
       rpm: k.rpm ?? 0,
       concurrency: k.concurrency ?? 0,
       credit_micros: k.creditMicros ?? null,
+      overage_micros: 0,
       expires_at: k.expiresAt ?? null,
       revoked_at: null,
       created_at: now,

@@ -4,7 +4,14 @@ import { randomBase62 } from '../../auth/keys.js';
 import { GroupCommit } from '../group-commit.js';
 import { retryWhileUnavailable } from '../unavailable.js';
 
-export type CloseResult = { closed: true; chargedMicros: number } | { closed: false };
+/** `chargedMicros` is the real cost; `overageMicros` the part of it neither hold nor balance covered (now owed). */
+export type CloseResult = { closed: true; chargedMicros: number; overageMicros: number } | { closed: false };
+
+/** A key's money: what it may spend, what it owes; null balance = unlimited; undefined = no such key. */
+export interface KeyAccount {
+  balanceMicros: number | null;
+  overageMicros: number;
+}
 
 /**
  * Balance movements. Every change of a key's balance is one guarded UPDATE inside a transaction,
@@ -32,6 +39,8 @@ export class ReservationsRepo {
         .set({ credit_micros: sql`credit_micros - ${amount}` })
         .where('id', '=', keyId)
         .where('credit_micros', '>=', amount)
+        // A key that owes (an earlier real cost beyond hold and balance) is refused until topped up.
+        .where('overage_micros', '=', 0)
         .executeTakeFirst();
       if (Number(taken.numUpdatedRows) !== 1) return null;
       const id = `res_${randomBase62(20)}`;
@@ -95,33 +104,47 @@ export class ReservationsRepo {
       if (!res) return { closed: false };
       const amount = Number(res.amount_micros);
       if (Number.isNaN(charge)) charge = amount;
-      let charged = Math.min(charge, amount);
+      let overage = 0;
       if (charge > amount) {
-        charged += await takeUpTo(trx, res.key_id, charge - amount);
-        await trx.updateTable('reservations').set({ charged_micros: charged }).where('id', '=', reservationId).execute();
+        overage = await chargeBeyondHold(trx, res.key_id, charge - amount);
+        await trx.updateTable('reservations').set({ charged_micros: charge }).where('id', '=', reservationId).execute();
       }
-      const refund = amount - Math.min(charged, amount);
+      const refund = amount - Math.min(charge, amount);
       if (refund > 0) {
         await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${refund}` }).where('id', '=', res.key_id).where('credit_micros', 'is not', null).execute();
       }
-      return { closed: true, chargedMicros: charged };
+      return { closed: true, chargedMicros: charge, overageMicros: overage };
     });
   }
 
   async balance(keyId: string): Promise<number | null | undefined> {
-    const row = await this.db.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirst();
-    return row ? (row.credit_micros === null ? null : Number(row.credit_micros)) : undefined;
+    return (await this.account(keyId))?.balanceMicros;
+  }
+
+  async account(keyId: string): Promise<KeyAccount | undefined> {
+    const row = await this.db.selectFrom('api_keys').select(['credit_micros', 'overage_micros']).where('id', '=', keyId).executeTakeFirst();
+    if (!row) return undefined;
+    return { balanceMicros: row.credit_micros === null ? null : Number(row.credit_micros), overageMicros: Number(row.overage_micros) };
   }
 
   /**
    * Adds to (or, negative, takes from) a limited key's balance; false when the key is unknown or
    * unlimited, or when a deduction is larger than the balance (a balance never goes below zero).
+   * A top-up pays what the key owes first; the rest becomes balance.
    */
   async topUp(keyId: string, amountMicros: number): Promise<boolean> {
     const amount = Math.round(amountMicros);
     let q = this.db
       .updateTable('api_keys')
-      .set({ credit_micros: sql`credit_micros + ${amount}` })
+      .set(
+        amount > 0
+          ? {
+              // Both right-hand sides see the row as it was (SQL evaluates SET from the old values).
+              credit_micros: sql`credit_micros + CASE WHEN overage_micros >= ${amount} THEN 0 ELSE ${amount} - overage_micros END`,
+              overage_micros: sql`CASE WHEN overage_micros >= ${amount} THEN overage_micros - ${amount} ELSE 0 END`,
+            }
+          : { credit_micros: sql`credit_micros + ${amount}` },
+      )
       .where('id', '=', keyId)
       .where('credit_micros', 'is not', null);
     if (amount < 0) q = q.where('credit_micros', '>=', -amount);
@@ -140,20 +163,28 @@ export class ReservationsRepo {
   }
 }
 
-/** Takes as much of `want` as the balance holds, without going below zero; returns what it took. */
-async function takeUpTo(trx: Transaction<Database>, keyId: string, want: number): Promise<number> {
-  let ask = want;
-  for (let i = 0; i < 5 && ask > 0; i++) {
-    const r = await trx
-      .updateTable('api_keys')
-      .set({ credit_micros: sql`credit_micros - ${ask}` })
-      .where('id', '=', keyId)
-      .where('credit_micros', '>=', ask)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 1) return ask;
-    const row = await trx.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirst();
-    if (!row || row.credit_micros === null) return 0;
-    ask = Math.min(ask, Number(row.credit_micros));
-  }
-  return 0;
+/**
+ * Charges `extra` beyond a hold: from the balance as far as it goes, the rest is recorded as the
+ * key's overage (owed; the key is refused until a top-up pays it). Returns the owed part.
+ */
+export async function chargeBeyondHold(trx: Transaction<Database>, keyId: string, extra: number): Promise<number> {
+  if (extra <= 0) return 0;
+  // A no-op UPDATE reads the balance under the row's write lock on both databases (SQLite has no
+  // SELECT … FOR UPDATE), so the split below cannot race another move of this key.
+  const row = await trx
+    .updateTable('api_keys')
+    .set({ overage_micros: sql`overage_micros` })
+    .where('id', '=', keyId)
+    .where('credit_micros', 'is not', null)
+    .returning('credit_micros')
+    .executeTakeFirst();
+  if (!row) return 0;
+  const take = Math.min(Number(row.credit_micros), extra);
+  const owed = extra - take;
+  await trx
+    .updateTable('api_keys')
+    .set({ credit_micros: sql`credit_micros - ${take}`, overage_micros: sql`overage_micros + ${owed}` })
+    .where('id', '=', keyId)
+    .execute();
+  return owed;
 }

@@ -10,13 +10,16 @@ export interface UsageTotal {
   input_units: number;
   output_units: number;
   cost_micros: number;
+  /** Owed: real costs beyond hold and balance (docs/limits.md, overage). */
+  overage_micros: number;
 }
 
 export class UsageRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insertMany(rows: UsageEntry[]): Promise<void> {
-    if (rows.length) await this.db.insertInto('usage').values(rows).execute();
+    // Rows of one batch must name the same columns (SQLite has no DEFAULT in a multi-row VALUES).
+    if (rows.length) await this.db.insertInto('usage').values(rows.map((r) => (r.overage_micros === undefined ? { ...r, overage_micros: 0 } : r))).execute();
   }
 
   async totals(filter: { keyId?: string; sinceMs?: number } = {}): Promise<UsageTotal[]> {
@@ -29,6 +32,7 @@ export class UsageRepo {
         eb.fn.sum<number>('input_units').as('input_units'),
         eb.fn.sum<number>('output_units').as('output_units'),
         eb.fn.sum<number>('cost_micros').as('cost_micros'),
+        eb.fn.sum<number>('overage_micros').as('overage_micros'),
       ])
       .groupBy(['key_id', 'model'])
       .orderBy('key_id')
@@ -43,6 +47,7 @@ export class UsageRepo {
       input_units: Number(r.input_units ?? 0),
       output_units: Number(r.output_units ?? 0),
       cost_micros: Number(r.cost_micros ?? 0),
+      overage_micros: Number(r.overage_micros ?? 0),
     }));
   }
 }
