@@ -55,6 +55,21 @@ describe('video provider: Kling (kling channel)', () => {
     await expectRefused(rig.gw, key, { model: 'kling-v2-6', prompt: 'x', seed: 1 }, ['seed']);
   });
 
+  it('a wrong secret key is refused by Kling as bad credentials and never shown to the client or written to the logs', async () => {
+    const wrong = await providerRig('kling', KLING_DEFAULT_MODELS, { api_key: KLING_SIMULATOR_ACCOUNT.apiKey, api_secret: 'wrong-secret-value-789' });
+    try {
+      const { key } = await wrong.gw.createKey();
+      const res = await createTask(wrong.gw.url, key, { model: 'kling-v2-6', prompt: 'x' });
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(res.body.data).toBeNull();
+      expect(JSON.stringify(res.body)).not.toContain('wrong-secret-value-789');
+      expect(wrong.gw.logs.join('\n')).not.toContain('wrong-secret-value-789');
+      expect(res.body.message).toMatch(/rejected the gateway's credentials/);
+    } finally {
+      await wrong.close();
+    }
+  });
+
   it('signs tokens valid from 5 s ago for 30 minutes', () => {
     const [header, claims] = klingToken('ak', 'sk', 1_000_000).split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()));
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
