@@ -73,7 +73,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     registerImageRoutes(api, services);
     registerChatRoutes(api, services);
     registerMessagesRoutes(api, services);
-    registerVideoRoutes(api, services.tasks.service);
+    registerVideoRoutes(api, services.tasks.service, services.config);
     registerVideoLifecycleRoutes(api, services);
     api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });

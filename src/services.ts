@@ -10,6 +10,7 @@ import { Relay } from './relay/relay.js';
 import { registerSecret } from './http/redact.js';
 import { Metrics } from './http/metrics.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
+import { createTaskLifecycle, type TaskLifecycle } from './tasks/lifecycle.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { startStableSimulator } from './simulator/stable-address.js';
 import { CreditService } from './limits/credit.js';
@@ -38,6 +39,8 @@ export interface Services {
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
   tasks: TaskServices;
+  /** List, /content, archive and webhooks of video tasks (workers running unless noPoller). */
+  lifecycle: TaskLifecycle;
   close(): Promise<void>;
 }
 
@@ -104,7 +107,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const metrics = new Metrics();
   const relay = new Relay(config.relay, (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }));
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
-  if (!opts.noPoller) tasks.poller.start();
+  const lifecycle = createTaskLifecycle({ config, store, tasks });
+  if (!opts.noPoller) {
+    tasks.poller.start();
+    lifecycle.start();
+  }
   const holdSweep = setInterval(() => {
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
   }, 60_000);
@@ -126,9 +133,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     metrics,
     simulator,
     tasks,
+    lifecycle,
     async close() {
       clearInterval(holdSweep);
       await tasks.poller.stop();
+      await lifecycle.stop();
       await ledger.close();
       await limits.close();
       await upstream.close();

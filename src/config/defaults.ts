@@ -44,6 +44,8 @@ export function embeddedDefault(env: Env): Record<string, unknown> {
     // A simulated task is queued for its first 2 s: polling every 5 s (the general default) would
     // go from SUBMITTED straight to IN_PROGRESS. Polls of the in-process simulator cost nothing.
     tasks: { poll_interval_ms: 1000, tick_ms: 250 },
+    // Finished videos are kept next to the database, so /content outlives the provider's URL.
+    storage: { type: 'local', dir: './data/videos' },
     channels,
     models,
   };

@@ -50,6 +50,12 @@ function anchorSqlitePath(raw: Record<string, unknown>, configPath: string): voi
   db!.url = `sqlite:${resolve(dirname(resolve(configPath)), target)}`;
 }
 
+/** A relative `storage.dir` is relative to the config file too, like a relative SQLite path. */
+function anchorStorageDir(raw: Record<string, unknown>, configPath: string): void {
+  const storage = raw.storage as Record<string, unknown> | undefined;
+  if (storage && typeof storage.dir === 'string' && storage.dir && !isAbsolute(storage.dir)) storage.dir = resolve(dirname(resolve(configPath)), storage.dir);
+}
+
 /** Why a value failed its schema: a union of literals lists what it may be. */
 function schemaMessage(error: { message: string; schema: unknown; value: unknown }): string {
   if (error.message.startsWith('Unexpected property')) return 'unknown field';
@@ -123,6 +129,7 @@ function checkCrossReferences(config: Config, source: string): void {
       if (!ch.models.includes(m)) throw new ConfigError(`${at}.model_map.${m}: model is not in this channel's models`);
     }
   });
+  if (config.storage.type === 's3' && !config.storage.s3) throw new ConfigError(`${source}: storage.s3: required when storage.type is s3 (bucket, region, endpoint, credentials)`);
   for (const [id, model] of Object.entries(config.models)) {
     if (model.kind === 'video' && !model.modes) throw new ConfigError(`${source}: models.${id}.modes: required for a video model`);
     if (model.kind !== 'video' && model.modes) throw new ConfigError(`${source}: models.${id}.modes: only a video model has modes`);
@@ -156,6 +163,7 @@ export function loadConfig(env: Env = process.env, path = env.MEDIAGATE_CONFIG):
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path}: the file must hold a YAML mapping`);
     raw = interpolate(parsed, env, '', path) as Record<string, unknown>;
     anchorSqlitePath(raw, path);
+    anchorStorageDir(raw, path);
     source = path;
   } else {
     raw = embeddedDefault(env) as Record<string, unknown>;

@@ -84,6 +84,45 @@ export const ModelSchema = Type.Object(
   { additionalProperties: false },
 );
 
+// Where finished videos are archived, so /content keeps working after the provider's URL and
+// retention are gone (docs/video.md, "Archive").
+export const StorageSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('none'), Type.Literal('local'), Type.Literal('s3')], { default: 'none' }),
+    // type local: the directory (relative to the config file; to the working directory in the embedded default).
+    dir: Type.String({ minLength: 1, default: './data/videos' }),
+    // type s3: any S3-compatible store.
+    s3: Type.Optional(
+      Type.Object(
+        {
+          bucket: Type.String({ minLength: 3, maxLength: 63 }),
+          region: Type.String({ minLength: 1, default: 'us-east-1' }),
+          // Omitted for AWS itself; set for MinIO, R2, TOS, OSS and the like.
+          endpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
+          access_key_id: Type.Optional(Type.String({ minLength: 1 })),
+          secret_access_key: Type.Optional(Type.String({ minLength: 1 })),
+          // Object keys are <prefix><task_id>.mp4.
+          prefix: Type.String({ default: 'videos/' }),
+          // Path-style URLs (endpoint/bucket/key): what most S3-compatible servers want.
+          force_path_style: Type.Boolean({ default: true }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    // provider: fail_reason of a SUCCESS is the provider's URL; gateway: the gateway's /content URL.
+    public_url_mode: Type.Union([Type.Literal('provider'), Type.Literal('gateway')], { default: 'provider' }),
+    // Archived videos older than this many days are deleted; 0 keeps them.
+    retain_days: Type.Number({ minimum: 0, default: 0 }),
+    // Seconds to wait before each further attempt of a failed copy; the copy gives up after the last.
+    retry_delays_s: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, default: [5, 30, 120, 600, 1800, 3600, 7200] }),
+    // How often an instance looks for copies to make, and how many it makes at once.
+    tick_ms: Int({ minimum: 10, default: 1000 }),
+    concurrency: Int({ minimum: 1, maximum: 64, default: 2 }),
+    lease_ms: Int({ minimum: 1000, default: 600000 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -98,6 +137,9 @@ export const ConfigSchema = Type.Object(
         headers_timeout_ms: Int({ minimum: 100, default: 15000 }),
         // Open connections from one client address; more are closed at once. 0 = no cap.
         max_connections_per_client: Int({ minimum: 0, default: 1024 }),
+        // The absolute base of URLs the gateway hands out (video /content links, provider callbacks),
+        // e.g. https://gateway.example.com. Unset: the request's own scheme and Host.
+        public_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -192,6 +234,7 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    storage: StorageSchema,
     channels: Type.Array(ChannelSchema, { default: [] }),
     models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
   },
@@ -201,5 +244,6 @@ export const ConfigSchema = Type.Object(
 export type Config = Static<typeof ConfigSchema>;
 export type ChannelConfig = Static<typeof ChannelSchema>;
 export type ModelConfig = Static<typeof ModelSchema>;
+export type StorageConfig = Static<typeof StorageSchema>;
 export type ModelKindName = Static<typeof ModelKind>;
 export type VideoModeName = Static<typeof VideoMode>;

@@ -3,8 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import type { Services } from '../services.js';
 import { TaskRecordSchema } from '../tasks/record.js';
-import { TaskLister } from '../tasks/list.js';
-import { TaskListRepo } from '../store/repos/task-list.js';
+import { baseForRequest, presentRecord } from '../tasks/content/gateway-url.js';
 
 const TaskPageEnvelope = Type.Object(
   {
@@ -16,15 +15,33 @@ const TaskPageEnvelope = Type.Object(
 );
 
 /**
- * What a client does with its tasks besides create and read: list them (newest first, by cursor).
- * Errors render in the video family ({"code","message","data":null}) like every /v1/video/ path.
+ * What a client does with its tasks besides create and read: list them (newest first, by cursor)
+ * and download the finished video. Errors render in the video family ({"code","message","data":null})
+ * like every /v1/video/ path.
  */
 export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Services): void {
-  const lister = new TaskLister(new TaskListRepo(services.store.db));
+  const { lister, content } = services.lifecycle;
+  const { config } = services;
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/v1/video/generations',
     { config: { auth: true }, schema: { response: { 200: TaskPageEnvelope } } },
-    async (request) => ({ code: 'success', message: '', data: await lister.list(principalOf(request).keyId, request.query ?? {}) }),
+    async (request) => {
+      const page = await lister.list(principalOf(request).keyId, request.query ?? {});
+      const base = baseForRequest(config, request);
+      return { code: 'success', message: '', data: { ...page, tasks: page.tasks.map((t) => presentRecord(config, t, base)) } };
+    },
   );
+
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/content', { config: { auth: true } }, async (request, reply) => {
+    const abort = new AbortController();
+    // A client that goes away stops the provider download too.
+    request.raw.once('close', () => abort.abort());
+    const range = typeof request.headers.range === 'string' ? request.headers.range : undefined;
+    const video = await content.open(principalOf(request), request.params.task_id, range, abort.signal);
+    reply.code(video.status).header('content-type', video.contentType).header('accept-ranges', 'bytes');
+    if (video.contentLength !== undefined) reply.header('content-length', video.contentLength);
+    if (video.contentRange !== undefined) reply.header('content-range', video.contentRange);
+    return reply.send(video.body);
+  });
 }

@@ -343,7 +343,7 @@ export function arkVideoRoutes(): SimRoute[] {
         sendJson(ctx.res, 200, {});
       },
     },
-    { name: 'ark.video.file', method: 'GET', pattern: FILE_PATH, auth: false, handle: serveVideo },
+    { name: 'ark.video.file', method: 'GET', pattern: FILE_PATH, auth: false, faults: true, handle: serveVideo },
     { name: 'ark.video.file', method: 'HEAD', pattern: FILE_PATH, auth: false, handle: serveVideo },
     {
       name: 'control.video.stats',

@@ -53,6 +53,8 @@ export interface SimRoute {
   pattern: RegExp;
   /** API routes need a key, like the real provider; control and asset routes do not. */
   auth: boolean;
+  /** Injected faults apply to this route although it needs no key (signed downloads). */
+  faults?: boolean;
   handle(ctx: SimContext): void | Promise<void>;
   /** The provider's error body for an injected status fault (OpenAI's shape when absent). */
   errorBody?(status: number, message: string): unknown;

@@ -122,7 +122,7 @@ export async function startSimulator(
           return sendJson(ctx.res, 401, openaiError('missing API key', 'invalid_api_key'));
         }
       }
-      if (route.auth) {
+      if (route.auth || route.faults) {
         const fault = state.faults.take(route.name);
         if (fault) {
           if (fault.kind === 'latency') await new Promise((r) => setTimeout(r, fault.ms));

@@ -128,6 +128,75 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const i of ['tasks_key_submit', 'tasks_key_status_submit', 'tasks_key_model_submit']) await db.schema.dropIndex(i).ifExists().execute();
       },
     },
+    // The archive's work list: one row per finished task whose video is to be (or was) copied to
+    // storage. Copies are claimed with a lease, so one instance copies a task at a time.
+    '0007b_task_archives': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('task_archives')
+          .addColumn('task_id', 'text', (c) => c.primaryKey())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('object_key', 'text', (c) => c.notNull())
+          .addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('content_type', 'text', (c) => c.notNull().defaultTo('video/mp4'))
+          .addColumn('stored_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('error', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('task_archives_due').on('task_archives').columns(['state', 'next_attempt_at']).execute();
+        await db.schema.createIndex('task_archives_stored').on('task_archives').columns(['state', 'stored_at']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('task_archives').ifExists().execute();
+      },
+    },
+    // Completion webhooks: where a task reports to, each key's signing secret, and the durable
+    // outbox of deliveries (at-least-once: a row stays pending until a 2xx, claimed with a lease).
+    '0007c_webhooks': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('task_callbacks')
+          .addColumn('task_id', 'text', (c) => c.primaryKey())
+          .addColumn('url', 'text', (c) => c.notNull())
+          .addColumn('events', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('webhook_secrets')
+          .addColumn('key_id', 'text', (c) => c.primaryKey())
+          .addColumn('secret', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('webhook_outbox')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('task_id', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('url', 'text', (c) => c.notNull())
+          .addColumn('event', 'text', (c) => c.notNull())
+          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('last_status', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('last_error', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('delivered_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema.createIndex('webhook_outbox_due').on('webhook_outbox').columns(['state', 'next_attempt_at']).execute();
+        await db.schema.createIndex('webhook_outbox_task').on('webhook_outbox').columns(['task_id']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('webhook_outbox').ifExists().execute();
+        await db.schema.dropTable('webhook_secrets').ifExists().execute();
+        await db.schema.dropTable('task_callbacks').ifExists().execute();
+      },
+    },
   };
 }
 

@@ -88,10 +88,67 @@ export interface UsageTable {
   created_at: number;
 }
 
+/** A finished task's video copy in storage (docs/video.md, "Archive"). */
+export interface TaskArchiveTable {
+  task_id: string;
+  /** pending (to copy) | stored | failed (gave up) | deleted (retention ran out) */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number;
+  object_key: string;
+  bytes: number;
+  content_type: string;
+  stored_at: number;
+  /** Why the last attempt failed (no secrets: storage and upstream errors pass through redact). */
+  error: string;
+  created_at: number;
+}
+
+/** Where a task's completion webhooks go, and which events it asked for (JSON array). */
+export interface TaskCallbackTable {
+  task_id: string;
+  url: string;
+  events: string;
+}
+
+/** A key's webhook signing secret (`whsec_` + base64 of 32 random bytes). */
+export interface WebhookSecretTable {
+  key_id: string;
+  secret: string;
+  created_at: number;
+}
+
+/** One webhook delivery: a message (its id is the webhook-id on every attempt) and its retry state. */
+export interface WebhookOutboxTable {
+  id: string;
+  task_id: string;
+  key_id: string;
+  url: string;
+  event: string;
+  /** The exact body sent on every attempt. */
+  payload: string;
+  /** pending | delivered | failed (gave up) */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number;
+  last_status: number;
+  last_error: string;
+  created_at: number;
+  delivered_at: number;
+}
+
 export interface Database {
   api_keys: ApiKeyTable;
   models: ModelTable;
   reservations: ReservationTable;
   tasks: TaskTable;
+  task_archives: TaskArchiveTable;
+  webhook_outbox: WebhookOutboxTable;
+  task_callbacks: TaskCallbackTable;
+  webhook_secrets: WebhookSecretTable;
   usage: UsageTable;
 }

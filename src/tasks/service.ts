@@ -131,8 +131,12 @@ export class TaskService {
     return toTaskRecord(row);
   }
 
-  /** Re-reads a finished task from its provider for a newly signed URL; one fetch per task at a time. */
-  private refreshUrl(row: TaskRow): Promise<TaskRow> {
+  /**
+   * Re-reads a finished task from its provider for a newly signed URL; one fetch per task at a
+   * time. On failure the stored row comes back unchanged. (Also used by /content and the archive
+   * when a download is refused because the URL expired early.)
+   */
+  refreshUrl(row: TaskRow): Promise<TaskRow> {
     let pending = this.refreshing.get(row.task_id);
     if (!pending) {
       pending = this.fetchFresh(row).finally(() => this.refreshing.delete(row.task_id));

@@ -8,6 +8,7 @@ import type { BillableUnits, ProviderTaskView } from '../providers/video-types.j
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import type { TaskLog } from './log.js';
+import type { MoveHooks } from './move-hooks.js';
 
 // How a task moves: a provider answer (or the gateway's own timeout) becomes at most one guarded
 // UPDATE, and only the caller whose UPDATE moved the task into SUCCESS or FAILURE closes its credit
@@ -20,6 +21,8 @@ export interface TransitionDeps {
   catalog: Catalog;
   settings: Config['tasks'];
   log: TaskLog;
+  /** Archive, webhooks, logs and metrics of status moves; set after construction (they need the repo too). */
+  hooks?: MoveHooks;
 }
 
 /** The progress stored with a status; reads compute the live value for running tasks. */
@@ -78,10 +81,24 @@ export class TaskTransitions {
     if (!Object.keys(patch).length) return row;
     patch.updated_at = now;
 
-    if (!(await this.d.repo.move(row.task_id, current, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
+    if (!(await this.moveWithHooks(row, current, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
     if (patch.status && isTerminal(mapped.status)) await this.closeHold(next, mapped.status === 'SUCCESS' ? view.usage : null);
     return next;
+  }
+
+  /** Installs the move hooks (built after the transitions, since they read tasks too). */
+  useHooks(hooks: MoveHooks): void {
+    this.d.hooks = hooks;
+  }
+
+  /** The guarded move, with the rows a status change adds written in the same transaction. */
+  private async moveWithHooks(row: TaskRow, from: string, patch: TaskPatch, next: TaskRow, now: number): Promise<boolean> {
+    const hooks = patch.status && patch.status !== from ? this.d.hooks : undefined;
+    const extras = hooks ? await hooks.extrasFor(row, next, now) : undefined;
+    if (!(await this.d.repo.move(row.task_id, from, patch, extras))) return false;
+    hooks?.moved(row, next, now);
+    return true;
   }
 
   /** The gateway gives up on a task open past its deadline: FAILURE and a refund. */
@@ -101,8 +118,8 @@ export class TaskTransitions {
       lease_until: 0,
       updated_at: now,
     };
-    if (!(await this.d.repo.move(row.task_id, row.status, patch))) return (await this.d.repo.get(row.task_id)) ?? row;
     const next = { ...row, ...patch } as TaskRow;
+    if (!(await this.moveWithHooks(row, row.status, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
     await this.closeHold(next, null, ledgerStatus);
     return next;
   }

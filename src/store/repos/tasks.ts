@@ -1,9 +1,17 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, TaskTable } from '../schema.js';
 import type { Dialect } from '../db.js';
+import { insertArchiveJob, type ArchiveRow } from './archives.js';
+import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
 
 export type TaskRow = Selectable<TaskTable>;
 export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
+
+/** Rows written in the same transaction as a status move. */
+export interface MoveExtras {
+  archive?: ArchiveRow;
+  outbox?: OutboxRow[];
+}
 
 /** Gateway statuses in the only order they may take. */
 export const OPEN_STATUSES = ['SUBMITTED', 'QUEUED', 'IN_PROGRESS'] as const;
@@ -42,9 +50,19 @@ export class TasksRepo {
    * Moves a task from `from` to whatever `patch` says (possibly the same status with new data).
    * Returns false when the task was no longer in `from`: someone else moved it first.
    */
-  async move(taskId: string, from: string, patch: TaskPatch): Promise<boolean> {
-    const r = await this.db.updateTable('tasks').set(patch).where('task_id', '=', taskId).where('status', '=', from).executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+  async move(taskId: string, from: string, patch: TaskPatch, extras?: MoveExtras): Promise<boolean> {
+    const update = async (db: Kysely<Database>) => {
+      const r = await db.updateTable('tasks').set(patch).where('task_id', '=', taskId).where('status', '=', from).executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    };
+    if (!extras || (!extras.archive && !extras.outbox?.length)) return update(this.db);
+    // The work a move starts (an archive copy, webhook deliveries) is written with the move or not at all.
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await update(trx))) return false;
+      if (extras.archive) await insertArchiveJob(trx, extras.archive);
+      for (const o of extras.outbox ?? []) await insertOutbox(trx, o);
+      return true;
+    });
   }
 
   /** Pushes an open task's next poll back after a failed poll. */
