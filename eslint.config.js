@@ -13,4 +13,9 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // The web console runs in the browser.
+    files: ['src/console/**/*.js'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', navigator: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly' } },
+  },
 );

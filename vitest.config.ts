@@ -7,6 +7,8 @@ import { defineConfig } from 'vitest/config';
 const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', 'test/config-error-messages.test.ts', 'test/quick-start.test.ts', 'test/serve-output.test.ts'];
 // Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
 const postgresOnly = ['test/multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
+// The console in a real browser runs once (on SQLite): the admin API it calls is tested on both stores.
+const browserOnce = ['test/console-browser.test.ts'];
 
 export default defineConfig({
   test: {
@@ -18,7 +20,7 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly, env: { MEDIAGATE_TEST_DB: 'sqlite' } } },
-      { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: storeFree, env: { MEDIAGATE_TEST_DB: 'postgres' } } },
+      { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: [...storeFree, ...browserOnce], env: { MEDIAGATE_TEST_DB: 'postgres' } } },
     ],
   },
 });

@@ -1,7 +1,7 @@
 // Compiles src/ to dist/ when dist/ is missing or older than a source file. Shared by the CLI entry
 // (bin/mediagate.mjs) and the benchmarks (bench/run.mjs).
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
@@ -33,4 +33,18 @@ export function ensureBuilt(root, say) {
   }
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
   return entry;
+}
+
+/**
+ * Builds the web console (src/console, Vite) into dist/console-web when it is missing or older
+ * than a console source file. Returns the folder; `say` reports what happens.
+ */
+export function ensureConsoleBuilt(root, say) {
+  const out = join(root, 'dist', 'console-web');
+  const index = join(out, 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newestSource(join(root, 'src', 'console'))) return out;
+  say('building the web console …');
+  const vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
+  execFileSync(process.execPath, [vite, 'build', '--config', join(root, 'src', 'console', 'vite.config.mjs')], { stdio: 'inherit', cwd: root });
+  return out;
 }

@@ -2,14 +2,25 @@
 // Entry point of `npm start` and `npx mediagate`: compiles src/ to dist/ when needed, then runs the CLI.
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ensureBuilt } from './ensure-built.mjs';
+import { ensureBuilt, ensureConsoleBuilt } from './ensure-built.mjs';
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const say = (m) => process.stderr.write(`mediagate: ${m}\n`);
 let entry;
 try {
-  entry = ensureBuilt(join(dirname(fileURLToPath(import.meta.url)), '..'), (m) => process.stderr.write(`mediagate: ${m}\n`));
+  entry = ensureBuilt(root, say);
 } catch (err) {
-  process.stderr.write(`mediagate: ${err.message}\n`);
+  say(err.message);
   process.exit(1);
+}
+// The server serves the web console from dist/console-web; other commands do not need it.
+const command = process.argv[2];
+if (command === undefined || command === 'serve') {
+  try {
+    ensureConsoleBuilt(root, say);
+  } catch (err) {
+    say(`the web console could not be built (${err.message}); the gateway runs without it`);
+  }
 }
 const { main } = await import(pathToFileURL(entry).href);
 const code = await main(process.argv.slice(2));

@@ -19,10 +19,18 @@ import { registerConnectionGuards, serverTimeoutOptions } from './http/connectio
 import { renderClientError, renderFrameworkError } from './http/framework-errors.js';
 import swagger from '@fastify/swagger';
 import type { Services } from './services.js';
+import { createAdmin, type AdminHooks } from './admin/index.js';
+import { registerAdminRoutes, type AdminRouteOptions } from './routes/admin/index.js';
 
 export interface AppOptions {
   /** Where log lines go (tests capture them); stdout when absent. */
   logStream?: DestinationStream;
+  /**
+   * Which routes this listener serves: the model endpoints (`public`), the admin API and console
+   * (`admin`, for admin.listen), or both. Default: both when admin.enabled without admin.listen.
+   */
+  surface?: 'public' | 'admin' | 'all';
+  admin?: AdminRouteOptions & AdminHooks;
 }
 
 export function buildApp(services: Services, opts: AppOptions = {}): FastifyInstance {
@@ -31,7 +39,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     logger: {
       level: config.log.level,
       // Keys must never reach a log line, whatever a future log call includes.
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization', 'headers["x-api-key"]', 'headers.cookie'], censor: '[redacted]' },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     // Per-request log lines cost throughput; the usage ledger records every request instead.
@@ -67,14 +75,18 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   app.register(swagger, {
     openapi: { info: { title: 'mediagate', version: '0.1.0', description: 'Gateway to generative models: chat, images and video tasks.' } },
   });
+  const surface = opts.surface ?? (config.admin.enabled && !config.admin.listen ? 'all' : 'public');
   app.register(async (api) => {
     registerHealthRoutes(api, services.store);
-    registerModelRoutes(api, services.catalog);
-    registerImageRoutes(api, services);
-    registerChatRoutes(api, services);
-    registerMessagesRoutes(api, services);
-    registerVideoRoutes(api, services.tasks.service, services.config);
-    registerVideoLifecycleRoutes(api, services);
+    if (surface !== 'admin') {
+      registerModelRoutes(api, services.catalog);
+      registerImageRoutes(api, services);
+      registerChatRoutes(api, services);
+      registerMessagesRoutes(api, services);
+      registerVideoRoutes(api, services.tasks.service, services.config);
+      registerVideoLifecycleRoutes(api, services);
+    }
+    if (surface !== 'public') registerAdminRoutes(api, services, createAdmin(services, opts.admin), opts.admin);
     api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
   return app;

@@ -5,7 +5,16 @@ import { loadConfig, ConfigError } from './config/loader.js';
 import type { Config } from './config/schema.js';
 import { openStore, parseDatabaseUrl } from './store/db.js';
 import { acquireInstanceLock, InstanceLockError } from './store/instance-lock.js';
-import { KeysRepo, keyModels } from './store/repos/keys.js';
+import { userInfo } from 'node:os';
+import { KeysRepo } from './store/repos/keys.js';
+import { AuditRepo } from './store/repos/audit.js';
+import { UsageReportsRepo } from './store/repos/usage-reports.js';
+import type { Store } from './store/db.js';
+import { GatewayError } from './http/errors.js';
+import { Audit } from './admin/audit.js';
+import { createAdminAccess, createKeyAdmin } from './admin/index.js';
+import { UsageAdmin } from './admin/usage.js';
+import type { KeyInput, KeyView } from './admin/keys.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo, type UsageTotal } from './store/repos/usage.js';
 import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
@@ -14,17 +23,24 @@ import { createServices, GatewayConfigError } from './services.js';
 import { startSimulator } from './simulator/server.js';
 import { startCluster } from './cluster/index.js';
 import { publishOnce } from './cluster/bus.js';
+import { WebhookSecretsRepo } from './store/repos/webhook-secrets.js';
+import { newWebhookSecret } from './tasks/webhooks/signing.js';
 
 const USAGE = `mediagate — a gateway to generative models
 
 Usage:
   mediagate [serve]                          serve the gateway (config from MEDIAGATE_CONFIG, else the embedded default)
   mediagate keys create --name NAME [--models a,b] [--expires ISO-8601] [--rpm N] [--concurrency N] [--credit USD] [--json]
+                       [--allow-duplicate-name]   (another active key may already carry NAME)
   mediagate keys list [--json]
   mediagate keys revoke ID
-  mediagate keys create … --allow-duplicate-name   another active key may already carry NAME
+  mediagate keys update ID [--name N] [--models a,b|*] [--rpm N] [--concurrency N] [--expires ISO-8601|never] [--json]
   mediagate keys credit ID +USD | -USD        add to (or take from) a key's balance
+  mediagate keys webhook-secret ID [--json]   make (or rotate) the key's webhook signing secret; shown once
   mediagate simulate [--port N] [--host H] [--video-seconds S]
+  mediagate admin create --name NAME [--json]   an admin token (mga-…) for the admin API and console, shown once
+  mediagate admin list [--json]
+  mediagate admin revoke ID|NAME
   mediagate usage [--key ID] [--since ISO-8601] [--json]   totals per key and model from the usage ledger
   mediagate reload                           every instance re-reads its config file (needs redis.url; else kill -HUP <pid>)
   mediagate migrate
@@ -81,10 +97,41 @@ async function withStore<T>(config: Config, fn: (store: Awaited<ReturnType<typeo
   }
 }
 
+/** The key and admin services on a store the command opened (no relay, no tasks). */
+function adminOn(config: Config, s: Store) {
+  const parts = { config, store: s, keys: new KeysRepo(s.db), reservations: new ReservationsRepo(s.db), usage: new UsageRepo(s.db) };
+  const audit = new Audit(new AuditRepo(s.db));
+  let who = 'cli';
+  try {
+    who = `cli (${userInfo().username})`;
+  } catch {
+    // no user name on this system
+  }
+  return { keys: createKeyAdmin(parts), access: createAdminAccess(parts), record: (action: string, target: string, detail: Record<string, unknown> = {}) => audit.record(who, action, target, detail) };
+}
+
+/** The service layer's refusals as CLI outcomes: a conflict with the data is status 1, a bad argument or unknown id status 2. */
+async function asCommand<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    if (err.code === 'duplicate_name') throw new CommandError(err.message.replace('allow a duplicate name', 'pass --allow-duplicate-name'));
+    // Nothing to top up on an unlimited key: the arguments were wrong, as with an unknown id.
+    if (err.status === 409 && err.code !== 'unlimited_credit') throw new CommandError(err.message);
+    throw new UsageError(err.message);
+  }
+}
+
+function keyLine(k: KeyView): string {
+  const credit = k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}${Number(k.held_usd) ? ` (+$${k.held_usd} held)` : ''}${Number(k.leased_usd) ? `  leased=$${k.leased_usd}` : ''}`;
+  return `${k.id}  ${k.name}  ${k.prefix}  ${k.status}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${credit}${Number(k.owes_usd) > 0 ? `  owes=$${k.owes_usd}` : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`;
+}
+
 async function keysCommand(config: Config, argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
-  if (sub === 'create') {
-    const { values } = parseArgs({
+  if (sub === 'create' || sub === 'update') {
+    const { values, positionals } = parseArgs({
       args: rest,
       options: {
         name: { type: 'string' },
@@ -97,86 +144,125 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
         'allow-duplicate-name': { type: 'boolean', default: false },
       },
       strict: true,
+      allowPositionals: sub === 'update',
     });
+    for (const n of ['rpm', 'concurrency'] as const) parseNonNegInt(n, values[n]);
+    const input: KeyInput = {};
+    if (values.name !== undefined) input.name = values.name;
+    // --models "" (or "*") on update allows every model again.
+    if (values.models !== undefined) input.models = values.models === '' || values.models === '*' ? null : values.models;
+    if (values.rpm !== undefined) input.rpm = values.rpm;
+    if (values.concurrency !== undefined) input.concurrency = values.concurrency;
+    // --expires never (on update) removes the expiry.
+    if (values.expires !== undefined) input.expires_at = values.expires === 'never' ? null : values.expires;
+    if (sub === 'update') {
+      const id = positionals[0];
+      if (!id || positionals.length > 1) throw new UsageError('keys update needs one key id, e.g. keys update key_abc --rpm 60');
+      if (values.credit !== undefined) throw new UsageError('keys update does not change credit; use keys credit ID +USD');
+      if (!Object.keys(input).length) throw new UsageError('keys update needs at least one of --name, --models, --rpm, --concurrency, --expires');
+      const key = await withStore(config, (s) => asCommand(async () => {
+        const a = adminOn(config, s);
+        const k = await a.keys.update(id, input);
+        await a.record('key.update', id, { ...input });
+        return k;
+      }), { mustExist: true });
+      if (values.json) out(JSON.stringify(key));
+      else out(`Updated ${keyLine(key)}`);
+      return tellInstances(config, 'keys', { key_id: id });
+    }
     if (!values.name) throw new UsageError('keys create needs --name NAME');
-    let expiresAt: number | null = null;
-    if (values.expires !== undefined) {
-      expiresAt = Date.parse(values.expires);
-      if (!Number.isFinite(expiresAt)) throw new UsageError(`--expires must be an ISO-8601 time, got "${values.expires}"`);
-    }
-    let creditMicros: number | null = null;
-    if (values.credit !== undefined) {
-      const usd = Number(values.credit);
-      if (!Number.isFinite(usd) || usd < 0) throw new UsageError(`--credit must be a non-negative amount of USD, got "${values.credit}"`);
-      creditMicros = usdToMicros(usd);
-    }
-    const models = values.models ? values.models.split(',').map((s) => s.trim()).filter(Boolean) : null;
-    for (const m of models ?? []) if (!config.models[m]) throw new UsageError(`--models: "${m}" is not a configured model`);
-    const key = generateApiKey();
-    const row = await withStore(config, async (s) => {
-      const repo = new KeysRepo(s.db);
-      // Names are how operators tell keys apart in `keys list` and `usage`; two active keys of one
-      // name are almost always a mistake (a script run twice), so it takes an explicit flag.
-      if (!values['allow-duplicate-name']) {
-        const same = (await repo.list()).filter((k) => k.name === values.name && k.revoked_at === null);
-        if (same.length) {
-          throw new CommandError(
-            `an active key named "${values.name}" exists already (${same.map((k) => k.id).join(', ')}); choose another name, revoke it, or pass --allow-duplicate-name`,
-          );
-        }
-      }
-      return repo.create({
-        name: values.name!,
-        keyHash: hashApiKey(key),
-        keyPrefix: displayPrefix(key),
-        models,
-        rpm: parseNonNegInt('rpm', values.rpm) ?? config.limits.key_rpm,
-        concurrency: parseNonNegInt('concurrency', values.concurrency) ?? config.limits.key_concurrency,
-        creditMicros,
-        expiresAt,
-      });
-    });
-    if (values.json) out(JSON.stringify({ id: row.id, name: row.name, key }));
+    if (values.credit !== undefined) input.credit_usd = values.credit;
+    const { key, secret } = await withStore(config, (s) =>
+      asCommand(async () => {
+        const a = adminOn(config, s);
+        const made = await a.keys.create(input, { allowDuplicateName: values['allow-duplicate-name'] });
+        await a.record('key.create', made.key.id, { name: made.key.name });
+        return made;
+      }),
+    );
+    if (values.json) out(JSON.stringify({ id: key.id, name: key.name, key: secret }));
     else {
-      out(`Created key ${row.id} (${row.name}). It is shown only this once:`);
-      out(`  ${key}`);
+      out(`Created key ${key.id} (${key.name}). It is shown only this once:`);
+      out(`  ${secret}`);
     }
     return;
   }
   if (sub === 'list') {
     const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
-    const rows = await withStore(config, (s) => new KeysRepo(s.db).list(), { mustExist: true });
-    const view = rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      prefix: `${r.key_prefix}…`,
-      models: keyModels(r),
-      rpm: Number(r.rpm),
-      concurrency: Number(r.concurrency),
-      credit: r.credit_micros === null ? null : Number(r.credit_micros) / 1_000_000,
-      // Real costs beyond hold and balance; the key is refused until a top-up pays it.
-      owes: Number(r.overage_micros) / 1_000_000,
-      expires_at: r.expires_at === null ? null : new Date(Number(r.expires_at)).toISOString(),
-      revoked: r.revoked_at !== null,
-      created_at: new Date(Number(r.created_at)).toISOString(),
-    }));
-    if (values.json) return out(JSON.stringify(view));
-    if (!view.length) return out('No keys. Create one with: mediagate keys create --name NAME');
-    for (const k of view) {
-      const state = k.revoked ? 'revoked' : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? 'expired' : 'active';
-      out(
-        `${k.id}  ${k.name}  ${k.prefix}  ${state}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${k.credit === null ? 'unlimited' : '$' + k.credit}${k.owes > 0 ? '  owes=$' + k.owes : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`,
+    const keys = await withStore(config, (s) => adminOn(config, s).keys.all(), { mustExist: true });
+    if (values.json) {
+      return out(
+        JSON.stringify(
+          keys.map((k) => ({
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            models: k.models,
+            rpm: k.rpm,
+            concurrency: k.concurrency,
+            // Spendable balance and what running requests and tasks hold, apart (USD).
+            credit: k.credit_usd === null ? null : Number(k.credit_usd),
+            held: Number(k.held_usd),
+            // In running instances' credit leases: the key's money, kept in memory (docs/limits.md).
+            leased: Number(k.leased_usd),
+            // Real costs beyond hold and balance; the key is refused until a top-up pays it.
+            owes: Number(k.owes_usd),
+            expires_at: k.expires_at,
+            revoked: k.status === 'revoked',
+            created_at: k.created_at,
+          })),
+        ),
       );
     }
+    if (!keys.length) return out('No keys. Create one with: mediagate keys create --name NAME');
+    for (const k of keys) out(keyLine(k));
     return;
   }
   if (sub === 'revoke') {
     const id = rest[0];
     if (!id) throw new UsageError('keys revoke needs a key id (see mediagate keys list)');
-    const ok = await withStore(config, (s) => new KeysRepo(s.db).revoke(id), { mustExist: true });
-    if (!ok) throw new UsageError(`no active key with id ${id}`);
+    await withStore(
+      config,
+      (s) =>
+        asCommand(async () => {
+          const a = adminOn(config, s);
+          await a.keys.revoke(id).catch((err: unknown) => {
+            // Revoking twice is a mistake in the arguments (status 2), as revoking an unknown id is.
+            throw err instanceof GatewayError && err.status === 409 ? new UsageError(`no active key with id ${id}`) : err;
+          });
+          await a.record('key.revoke', id);
+        }),
+      { mustExist: true },
+    );
     out(`Revoked ${id}.`);
     return tellInstances(config, 'keys', { key_id: id });
+  }
+  if (sub === 'webhook-secret') {
+    const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
+    const id = positionals[0];
+    if (!id || positionals.length > 1) throw new UsageError('keys webhook-secret needs one key id (see mediagate keys list)');
+    const secret = newWebhookSecret();
+    const rotated = await withStore(
+      config,
+      async (s) => {
+        const key = await new KeysRepo(s.db).findById(id);
+        if (!key || key.revoked_at !== null) throw new UsageError(`no active key with id ${id}`);
+        const repo = new WebhookSecretsRepo(s.db);
+        const had = !!(await repo.get(id));
+        const now = Date.now();
+        await repo.rotate(id, secret, now, now + config.webhooks.rotation_grace_s * 1000);
+        return had;
+      },
+      { mustExist: true },
+    );
+    if (values.json) return out(JSON.stringify({ key_id: id, secret, rotated }));
+    out(secret);
+    out(
+      rotated
+        ? `Rotated. Webhooks are signed with this secret and, for ${config.webhooks.rotation_grace_s} s more, with the previous one too. It is not shown again.`
+        : 'Webhooks of this key are signed with this secret (Standard Webhooks). It is not shown again.',
+    );
+    return;
   }
   if (sub === 'credit') {
     // Read positionally, not by parseArgs: "-5" after the id is an amount, not an option.
@@ -184,24 +270,66 @@ async function keysCommand(config: Config, argv: string[]): Promise<void> {
     if (!id || !amount || extra.length || !/^[+-]?\d+(\.\d+)?$/.test(amount)) {
       throw new UsageError('keys credit needs a key id and an amount in USD, e.g. keys credit key_abc +10 (or -2.5 to take credit away)');
     }
-    const micros = usdToMicros(Number(amount));
-    if (micros === 0) throw new UsageError('keys credit: the amount must not be zero');
-    const balance = await withStore(
+    const key = await withStore(
       config,
-      async (s) => {
-        const repo = new ReservationsRepo(s.db);
-        const before = await repo.balance(id);
-        if (before === undefined) throw new UsageError(`no key with id ${id}`);
-        if (before === null) throw new UsageError(`key ${id} has unlimited credit; nothing to change`);
-        // A balance never goes below zero: a deduction larger than what is left is refused whole.
-        if (!(await repo.topUp(id, micros))) throw new CommandError(`key ${id} has ${microsToUsd(before)} left; cannot take ${microsToUsd(-micros)}`);
-        return repo.balance(id);
-      },
+      (s) =>
+        asCommand(async () => {
+          const a = adminOn(config, s);
+          const k = await a.keys.credit(id, amount);
+          await a.record('key.credit', id, { usd: amount, balance_usd: k.credit_usd });
+          return k;
+        }),
       { mustExist: true },
     );
-    return out(`Credit of ${id} is now ${microsToUsd(balance ?? null)}.`);
+    return out(`Credit of ${id} is now $${key.credit_usd}${Number(key.held_usd) ? ` ($${key.held_usd} more held by running requests)` : ''}.`);
   }
   throw new UsageError(`unknown keys command "${sub ?? ''}"`);
+}
+
+async function adminCommand(config: Config, argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === 'create') {
+    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
+    if (!values.name) throw new UsageError('admin create needs --name NAME');
+    const { token, secret } = await withStore(config, (s) =>
+      asCommand(async () => {
+        const a = adminOn(config, s);
+        const made = await a.access.create(values.name!);
+        await a.record('admin_token.create', made.token.id, { name: made.token.name });
+        return made;
+      }),
+    );
+    if (values.json) return out(JSON.stringify({ id: token.id, name: token.name, token: secret }));
+    out(`Created admin token ${token.id} (${token.name}). It is shown only this once:`);
+    out(`  ${secret}`);
+    if (!config.admin.enabled) out('The admin API and console are off: set admin.enabled: true in the config file.');
+    return;
+  }
+  if (sub === 'list') {
+    const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
+    const tokens = await withStore(config, (s) => adminOn(config, s).access.list(), { mustExist: true });
+    if (values.json) return out(JSON.stringify(tokens));
+    if (!tokens.length) return out('No admin tokens. Create one with: mediagate admin create --name NAME');
+    for (const t of tokens) out(`${t.id}  ${t.name}  ${t.prefix}  ${t.revoked_at ? 'revoked' : 'active'}  created=${t.created_at}${t.last_used_at ? '  last_used=' + t.last_used_at : ''}`);
+    return;
+  }
+  if (sub === 'revoke') {
+    const [id, ...extra] = rest;
+    if (!id || extra.length) throw new UsageError('admin revoke needs one admin token id or name (see mediagate admin list)');
+    const t = await withStore(
+      config,
+      (s) =>
+        asCommand(async () => {
+          const a = adminOn(config, s);
+          const r = await a.access.revoke(id);
+          await a.record('admin_token.revoke', r.id, { name: r.name });
+          return r;
+        }),
+      { mustExist: true },
+    );
+    return out(`Revoked admin token ${t.id} (${t.name}); its console sessions ended.`);
+  }
+  throw new UsageError(`unknown admin command "${sub ?? ''}"`);
 }
 
 /** With redis.url set, tells running instances at once; without, they notice by themselves (key cache: 2 s). */
@@ -234,7 +362,7 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
     sinceMs = Date.parse(values.since);
     if (!Number.isFinite(sinceMs)) throw new UsageError(`--since must be an ISO-8601 time, got "${values.since}"`);
   }
-  const rows = await withStore(config, (s) => new UsageRepo(s.db).totals({ keyId: values.key, sinceMs }), { mustExist: true });
+  const rows = await withStore(config, (s) => new UsageAdmin(new UsageReportsRepo(s.db), new UsageRepo(s.db)).totals({ keyId: values.key, sinceMs }), { mustExist: true });
   const total = rows.reduce(
     (t, r) => ({
       requests: t.requests + r.requests,
@@ -285,13 +413,25 @@ async function serve(config: Config, source: string): Promise<void> {
     lock?.release();
     throw err;
   }
-  const app = buildApp(services);
+  // The cluster starts after the apps; an admin reload before then finds none and is refused.
+  let cluster: Awaited<ReturnType<typeof startCluster>> | null = null;
+  const adminOptions = {
+    reload: async () => ({ ok: cluster ? await cluster.reloadAndTell('admin API') : false }),
+    // Other instances drop their cached keys at once (without Redis: within their 2 s cache).
+    keysChanged: async () => {
+      if (config.redis.url) await publishOnce({ url: config.redis.url, key_prefix: config.redis.key_prefix }, 'keys').catch(() => undefined);
+    },
+  };
+  const separateAdmin = config.admin.enabled && Boolean(config.admin.listen);
+  const app = buildApp(services, { admin: adminOptions, surface: separateAdmin ? 'public' : undefined });
+  const adminApp = separateAdmin ? buildApp(services, { admin: adminOptions, surface: 'admin' }) : null;
   const candidate = generateApiKey();
   const created = await services.keys.createFirst({ name: 'default', keyHash: hashApiKey(candidate), keyPrefix: displayPrefix(candidate) }, services.store.dialect);
   const firstKey = created ? candidate : null;
   // SIGHUP: re-read the config file, swap the catalog, tell the other instances (docs/deployment.md).
-  const cluster = await startCluster(services, { load: () => loadConfig().config, log: app.log });
-  process.on('SIGHUP', () => void cluster.reloadAndTell('SIGHUP'));
+  const started = await startCluster(services, { load: () => loadConfig().config, log: app.log });
+  cluster = started;
+  process.on('SIGHUP', () => void started.reloadAndTell('SIGHUP'));
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -307,9 +447,9 @@ async function serve(config: Config, source: string): Promise<void> {
     const idleSweep = setInterval(() => app.server.closeIdleConnections(), 250);
     idleSweep.unref();
     try {
-      await app.close();
+      await Promise.all([app.close(), adminApp?.close()]);
       clearInterval(idleSweep);
-      await cluster.close();
+      await started.close();
       await services.close();
     } finally {
       process.exit(0);
@@ -324,6 +464,11 @@ async function serve(config: Config, source: string): Promise<void> {
   app.log.level = 'warn';
   const address = await app.listen({ host: config.server.host, port: config.server.port }).finally(() => (app.log.level = level));
   out(`mediagate listening on ${address} (config: ${source}; database: ${services.store.dialect}${services.simulator ? `; simulator: ${services.simulator.url}` : ''})`);
+  if (adminApp && config.admin.listen) {
+    const i = config.admin.listen.lastIndexOf(':');
+    const adminAddress = await adminApp.listen({ host: config.admin.listen.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(config.admin.listen.slice(i + 1)) });
+    out(`mediagate admin API and console on ${adminAddress}/console`);
+  } else if (config.admin.enabled) out(`mediagate admin API and console on ${address}/console`);
   if (firstKey) {
     const base = address.replace('://0.0.0.0', '://127.0.0.1').replace('://[::]', '://127.0.0.1');
     out('No key existed, so a key named "default" was created. It is shown only this once:');
@@ -373,6 +518,10 @@ export async function main(argv: string[]): Promise<number> {
     if (cmd === 'serve') {
       await serve(config, source);
       return -1;
+    }
+    if (cmd === 'admin') {
+      await adminCommand(config, rest);
+      return 0;
     }
     if (cmd === 'keys') {
       await keysCommand(config, rest);

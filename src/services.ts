@@ -7,13 +7,16 @@ import { UsageRepo } from './store/repos/usage.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
-import { registerSecret } from './http/redact.js';
+import { ChannelStats } from './relay/channel-stats.js';
+import { registerChannelSecrets, registerSecret } from './http/redact.js';
 import { Metrics } from './http/metrics.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { createTaskLifecycle, type TaskLifecycle } from './tasks/lifecycle.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { startStableSimulator } from './simulator/stable-address.js';
 import { CreditService } from './limits/credit.js';
+import { DEFAULT_LEASE_OPTIONS, LeaseBook } from './limits/credit-lease.js';
+import { LeasesRepo } from './store/repos/leases.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -35,6 +38,8 @@ export interface Services {
   limits: RateLimits;
   upstream: UpstreamClient;
   metrics: Metrics;
+  /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
+  channelStats: ChannelStats;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
@@ -70,9 +75,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
         : await startSimulator({ ...simOpts, port: config.simulator.port });
   }
   // A simulator channel without a base_url points at the in-process simulator.
+  registerSecret(urlPassword(config.database.url));
   for (const ch of config.channels) {
-    registerSecret(ch.api_key);
-    registerSecret(ch.api_secret);
+    registerChannelSecrets(ch);
     // The simulator wants a key on its API routes, as the real providers do; any will do.
     if (ch.type === 'simulator' && !ch.api_key) ch.api_key = 'simulator-key';
     if (ch.type === 'simulator' && !ch.base_url) {
@@ -103,11 +108,28 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxConnections: config.relay.max_connections_per_origin,
     answerLimits: { bodyBytes: Math.floor(config.relay.max_body_mb * 1024 * 1024), eventBytes: Math.floor(config.relay.max_stream_event_mb * 1024 * 1024) },
   });
-  const credit = new CreditService(reservations);
+  const leasesRepo = new LeasesRepo(store.db);
+  const leaseOptions = {
+    ...DEFAULT_LEASE_OPTIONS,
+    ttlMs: config.limits.credit_lease_ttl_s * 1000,
+    flushMs: config.limits.credit_flush_ms,
+    graceMs: Math.min(DEFAULT_LEASE_OPTIONS.graceMs, config.limits.credit_lease_ttl_s * 1000),
+  };
+  const credit = new CreditService(
+    reservations,
+    config.limits.credit_leases
+      ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
+      : null,
+  );
   const metrics = new Metrics();
-  const relay = new Relay(config.relay, (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }));
+  const channelStats = new ChannelStats();
+  const relay = new Relay(
+    config.relay,
+    (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
+    (channel, ok, ms) => channelStats.record(channel, ok, ms),
+  );
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
-  const lifecycle = createTaskLifecycle({ config, store, tasks });
+  const lifecycle = createTaskLifecycle({ config, store, tasks, registry: metrics.registry });
   if (!opts.noPoller) {
     tasks.poller.start();
     lifecycle.start();
@@ -131,6 +153,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     relay,
     upstream,
     metrics,
+    channelStats,
     simulator,
     tasks,
     lifecycle,
@@ -138,6 +161,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       clearInterval(holdSweep);
       await tasks.poller.stop();
       await lifecycle.stop();
+      await credit.close();
       await ledger.close();
       await limits.close();
       await upstream.close();
@@ -149,3 +173,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
 
 export class GatewayConfigError extends Error {}
 
+/** The password of a connection URL (a database's), to keep it out of error messages. */
+function urlPassword(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return '';
+  }
+}

@@ -18,7 +18,7 @@ describe('chat credit and ledger', () => {
     const res = await post(rig, '/v1/chat/completions', { model: 'gpt-sim', messages: [{ role: 'user', content: 'Hello there' }] }, key);
     expect(res.status).toBe(200);
     // 2 input tokens × 1 + 5 output tokens × 2 = 12 micro-dollars.
-    expect(await rig.gw.services.reservations.balance(id)).toBe(1_000_000 - 12);
+    expect(await rig.gw.services.credit.spendable(id)).toBe(1_000_000 - 12);
     const rows = await ledgerRows(rig, id);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ model: 'gpt-sim', channel: 'oai', endpoint: 'chat', status: 200, input_units: 2, output_units: 5, cost_micros: 12 });
@@ -34,7 +34,7 @@ describe('chat credit and ledger', () => {
     const rows = await ledgerRowsWhen(rig, 1, id);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ model: 'gpt-sim', channel: 'oai', endpoint: 'messages', status: 200, input_units: 2, output_units: 5, cost_micros: 12 });
-    expect(await rig.gw.services.reservations.balance(id)).toBe(1_000_000 - 12);
+    expect(await rig.gw.services.credit.spendable(id)).toBe(1_000_000 - 12);
   });
 
   it('charges an OpenAI stream of an Anthropic channel from message_start and message_delta', async () => {
@@ -44,7 +44,7 @@ describe('chat credit and ledger', () => {
     const rows = await ledgerRowsWhen(rig, 1, id);
     // 2 × 3 + 5 × 15 = 81.
     expect(rows[0]).toMatchObject({ channel: 'anth', endpoint: 'chat', status: 200, input_units: 2, output_units: 5, cost_micros: 81 });
-    expect(await rig.gw.services.reservations.balance(id)).toBe(1_000_000 - 81);
+    expect(await rig.gw.services.credit.spendable(id)).toBe(1_000_000 - 81);
   });
 
   it('returns the whole hold when the upstream fails', async () => {
@@ -52,7 +52,7 @@ describe('chat credit and ledger', () => {
     await rig.fault({ match: 'openai.chat', kind: 'status', status: 500, count: 1 });
     const res = await post(rig, '/v1/chat/completions', { model: 'gpt-sim', messages: [{ role: 'user', content: 'x' }] }, key);
     expect(res.status).toBe(502);
-    expect(await rig.gw.services.reservations.balance(id)).toBe(500_000);
+    expect(await rig.gw.services.credit.spendable(id)).toBe(500_000);
     const rows = await ledgerRows(rig, id);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: 502, channel: 'oai', cost_micros: 0, input_units: 0, output_units: 0 });
@@ -70,7 +70,7 @@ describe('chat credit and ledger', () => {
     // A small max_tokens fits the same balance.
     const small = await post(rig, '/v1/messages', { model: 'claude-sim', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, key);
     expect(small.status).toBe(200);
-    expect(await rig.gw.services.reservations.balance(id)).toBeLessThan(1000);
-    expect(await rig.gw.services.reservations.balance(id)).toBeGreaterThanOrEqual(0);
+    expect(await rig.gw.services.credit.spendable(id)).toBeLessThan(1000);
+    expect(await rig.gw.services.credit.spendable(id)).toBeGreaterThanOrEqual(0);
   });
 });

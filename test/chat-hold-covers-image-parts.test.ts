@@ -62,20 +62,21 @@ describe('a chat hold covers what the upstream reports', () => {
     // …and together they stayed within the balance: nothing owed, and the balance moved by the bill.
     expect(billed).toBeLessThanOrEqual(start);
     expect(rows.every((r) => Number(r.overage_micros) === 0)).toBe(true);
-    expect(await gw.services.reservations.account(id)).toEqual({ balanceMicros: start - billed, overageMicros: 0 });
+    expect(await gw.services.credit.spendable(id)).toBe(start - billed);
+    expect((await gw.services.credit.account(id))?.overageMicros).toBe(0);
   });
 
   it('holds at least the reported input for text of short symbols', async () => {
     const { id, key } = await gw.createKey({ creditMicros: 1_000_000 });
     const text = '! '.repeat(3000);
-    const before = await gw.services.reservations.balance(id);
+    const before = await gw.services.credit.spendable(id);
     const answer = await chat(key, text);
     expect(answer.status).toBe(200);
     const rows = await ledgerRows(id);
     expect(rows).toHaveLength(1);
     expect(Number(rows[0].input_units)).toBe(answer.body.usage.prompt_tokens);
     expect(Number(rows[0].overage_micros)).toBe(0);
-    expect(before! - (await gw.services.reservations.balance(id))!).toBe(costOf(answer.body.usage));
+    expect(before! - (await gw.services.credit.spendable(id))!).toBe(costOf(answer.body.usage));
   });
 
   it('owes a cost beyond hold and balance: billed in full, refused with a clear 403 until a top-up pays it', async () => {
@@ -97,7 +98,7 @@ describe('a chat hold covers what the upstream reports', () => {
     expect(rows).toHaveLength(1);
     expect(Number(rows[0].cost_micros)).toBe(realCost);
     expect(Number(rows[0].overage_micros)).toBe(realCost - hold);
-    expect(await gw.services.reservations.account(id)).toEqual({ balanceMicros: 0, overageMicros: realCost - hold });
+    expect(await gw.services.credit.account(id)).toEqual({ balanceMicros: 0, leasedMicros: 0, overageMicros: realCost - hold });
     const totals = await gw.services.usage.totals({ keyId: id });
     expect(totals[0].overage_micros).toBe(realCost - hold);
 

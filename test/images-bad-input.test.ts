@@ -208,7 +208,7 @@ describe('images: bad input', () => {
   });
 
   it('never charged, never called upstream, and left no upload behind for any of the above', async () => {
-    expect(await gw.services.reservations.balance(keyId)).toBe(1_000_000);
+    expect(await gw.services.credit.spendable(keyId)).toBe(1_000_000);
     // Each refused request has its one usage row: the refusal's status, nothing used, nothing charged.
     const rows = await usageRows(gw, keyId);
     expect(rows.length).toBeGreaterThan(0);
@@ -226,9 +226,9 @@ describe('images: bad input', () => {
   it('answers 403 insufficient_quota when the credit does not cover n images, and calls no upstream', async () => {
     const poor = await gw.createKey({ creditMicros: 30_000 });
     expectOpenAIError(await generate({ model: 'sim-image', prompt: 'x', n: 2 }, poor.key), 403, 'insufficient_quota');
-    expect(await gw.services.reservations.balance(poor.id)).toBe(30_000);
+    expect(await gw.services.credit.spendable(poor.id)).toBe(30_000);
     const ok = await generate({ model: 'sim-image', prompt: 'x', n: 1, size: '8x8' }, poor.key);
     expect(ok.status).toBe(200);
-    expect(await gw.services.reservations.balance(poor.id)).toBe(10_000);
+    expect(await gw.services.credit.spendable(poor.id)).toBe(10_000);
   });
 });

@@ -65,7 +65,7 @@ describe('POST /v1/images/edits', () => {
       expect(res.data).toHaveLength(2);
       // No size asked: the upstream answers with the size it read from the uploaded PNG.
       for (const d of res.data!) expectPng(Buffer.from(d.b64_json!, 'base64'), 24, 20);
-      expect(await gw.services.reservations.balance(id)).toBe(1_000_000 - 2 * perImage);
+      expect(await gw.services.credit.spendable(id)).toBe(1_000_000 - 2 * perImage);
       const rows = await usageRows(gw, id);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ model, channel, endpoint: 'images.edits', status: 200, input_units: 1, output_units: 2, cost_micros: 2 * perImage });
@@ -110,8 +110,8 @@ describe('POST /v1/images/edits', () => {
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).toMatch(/same dimensions/);
-      expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
-      expect(await gw.services.reservations.heldCount(id)).toBe(0);
+      expect(await gw.services.credit.spendable(id)).toBe(1_000_000);
+      expect(await gw.services.credit.heldCount(id)).toBe(0);
       expect((await usageRows(gw, id)).map((r) => [r.endpoint, r.status, r.output_units, r.cost_micros])).toEqual([['images.edits', 400, 0, 0]]);
       expect(uploadsLeft(tmp)).toEqual([]);
     });
@@ -138,7 +138,7 @@ describe('POST /v1/images/edits', () => {
     });
     // The simulator decodes every data URL and refuses one that is not the image it declares.
     expectPng(Buffer.from(res.data![0].b64_json!, 'base64'), 36, 24);
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000 - 30_000);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000 - 30_000);
   });
 
   it('refuses a mask on an ark channel (Seedream has none) and charges nothing', async () => {
@@ -151,7 +151,7 @@ describe('POST /v1/images/edits', () => {
     const res = await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: { message: expect.stringMatching(/mask/), type: 'invalid_request_error', code: 'unsupported_parameter', param: 'mask' } });
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000);
     expect(uploadsLeft(tmp)).toEqual([]);
   });
 });

@@ -43,7 +43,7 @@ describe('POST /v1/images/generations', () => {
         expectPng(Buffer.from(await img.arrayBuffer()), 64, 48);
       }
       expect(res.data![0].url).not.toBe(res.data![1].url);
-      expect(await gw.services.reservations.balance(id)).toBe(1_000_000 - 2 * perImage);
+      expect(await gw.services.credit.spendable(id)).toBe(1_000_000 - 2 * perImage);
       const rows = await usageRows(gw, id);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ model, channel, endpoint: 'images.generations', status: 200, input_units: 0, output_units: 2, cost_micros: 2 * perImage });
@@ -57,7 +57,7 @@ describe('POST /v1/images/generations', () => {
       expect(res.data![0].url).toBeUndefined();
       expectPng(Buffer.from(res.data![0].b64_json!, 'base64'), 40, 30);
       expect(res.usage).toBeDefined();
-      expect(await gw.services.reservations.balance(id)).toBe(1_000_000 - perImage);
+      expect(await gw.services.credit.spendable(id)).toBe(1_000_000 - perImage);
       const rows = await usageRows(gw, id);
       expect(rows.map((r) => [r.endpoint, r.status, r.output_units])).toEqual([['images.generations', 200, 1]]);
     });

@@ -50,7 +50,7 @@ describe('images: upstream failures', () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body.data).toHaveLength(2);
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000 - 20_000);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000 - 20_000);
     expect((await usageRows(gw, id)).map((r) => [r.channel, r.status, r.output_units])).toEqual([['second', 200, 2]]);
   });
 
@@ -73,8 +73,8 @@ describe('images: upstream failures', () => {
     const res = await generate(key, { model: 'fb-image', prompt: 'x', n: 3 });
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).error.code).toBe('upstream_error');
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
-    expect(await gw.services.reservations.heldCount(id)).toBe(0);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000);
+    expect(await gw.services.credit.heldCount(id)).toBe(0);
     expect((await usageRows(gw, id)).map((r) => [r.endpoint, r.status, r.output_units, r.cost_micros])).toEqual([['images.generations', 502, 0, 0]]);
   });
 
@@ -95,7 +95,7 @@ describe('images: upstream failures', () => {
     const body = (await res.json()) as any;
     expect(body.data).toHaveLength(1);
     expectPng(Buffer.from(body.data[0].b64_json, 'base64'), 8, 8);
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000 - 30_000);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000 - 30_000);
     expect((await usageRows(gw, id)).map((r) => [r.channel, r.status, r.output_units, r.cost_micros])).toEqual([['ark', 200, 1, 30_000]]);
   });
 
@@ -116,7 +116,7 @@ describe('images: upstream failures', () => {
     const body = (await res.json()) as any;
     expect(body.error.code).toBe('invalid_request');
     expect(body.error.message).toMatch(/OutputImageSensitiveContentDetected/);
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000);
   });
 
   it('releases the hold and logs 499 when the client goes away while the upstream works', async () => {
@@ -131,7 +131,7 @@ describe('images: upstream failures', () => {
     }).catch((e: unknown) => e);
     // Wait until the hold exists (the request reached the relay), then hang up.
     const deadline = Date.now() + 10_000;
-    while ((await gw.services.reservations.heldCount(id)) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((await gw.services.credit.heldCount(id)) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     ac.abort();
     await pending;
     let rows: Awaited<ReturnType<typeof usageRows>> = [];
@@ -141,8 +141,8 @@ describe('images: upstream failures', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(rows.map((r) => [r.status, r.output_units, r.cost_micros])).toEqual([[499, 0, 0]]);
-    expect(await gw.services.reservations.balance(id)).toBe(1_000_000);
-    expect(await gw.services.reservations.heldCount(id)).toBe(0);
+    expect(await gw.services.credit.spendable(id)).toBe(1_000_000);
+    expect(await gw.services.credit.heldCount(id)).toBe(0);
   });
 
   it('never shows an upstream key in an error', async () => {

@@ -33,22 +33,22 @@ describe('limits on the real routes', () => {
 
     const abort = new AbortController();
     const hung = chat(key, abort.signal).catch(() => 'aborted');
-    await until(async () => (await held()) === 1 && (await gw.services.reservations.heldCount(id)) === 1, 'hung chat holds a slot and a reservation');
-    const balanceDuring = await gw.services.reservations.balance(id);
+    await until(async () => (await held()) === 1 && (await gw.services.credit.heldCount(id)) === 1, 'hung chat holds a slot and a reservation');
+    const balanceDuring = await gw.services.credit.spendable(id);
 
     const refused = await chat(key);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('x-ratelimit-limit')).toBe('1');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
-    expect(await gw.services.reservations.balance(id)).toBe(balanceDuring);
-    expect(await gw.services.reservations.heldCount(id)).toBe(1);
+    expect(await gw.services.credit.spendable(id)).toBe(balanceDuring);
+    expect(await gw.services.credit.heldCount(id)).toBe(1);
 
     abort.abort();
     expect(await hung).toBe('aborted');
     await until(async () => (await held()) === 0, 'slot freed on disconnect');
     // The abandoned request's hold is released, not charged.
-    await until(async () => (await gw.services.reservations.heldCount(id)) === 0, 'hold closed');
+    await until(async () => (await gw.services.credit.heldCount(id)) === 0, 'hold closed');
 
     const ok = await chat(key);
     expect(ok.status).toBe(200);

@@ -96,6 +96,44 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
     expect(answers.find((x) => x.status === 429)!.body.error.code).toBe('rate_limit_exceeded');
   });
 
+  it('two instances spending one key concurrently until both refuse: settled ≤ balance to the micro, unspent < one hold per instance', async () => {
+    const start = 4000;
+    const { id, key } = await createKey({ creditMicros: start });
+    // sim-chat at $0.5 / $1.5 per million: the hold is the body's bytes × 0.5 + 20 × 1.5; the real
+    // cost of "hi" (a few tokens each way) stays well inside it.
+    const body = JSON.stringify({ model: 'sim-chat', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    const estimate = Math.ceil(Buffer.byteLength(body) * 0.5 + 20 * 1.5);
+    const worker = async (base: string) => {
+      for (let refusals = 0; refusals < 3; ) {
+        const r = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+        const json = (await r.json()) as any;
+        if (r.status === 200) refusals = 0;
+        else {
+          expect(json.error.code).toBe('insufficient_quota');
+          refusals++;
+        }
+      }
+    };
+    await Promise.all([a.url, b.url, a.url, b.url, a.url, b.url].map(worker));
+    // Write-backs (≤ 250 ms) and ledger batches (200 ms) land; then every micro-dollar is accounted for.
+    const ledger = async () => {
+      const rows = await store.db.selectFrom('usage').select(['status', 'cost_micros', 'overage_micros']).where('key_id', '=', id).execute();
+      return rows.filter((r) => r.status === 200);
+    };
+    const spendable = async () => {
+      const k = await store.db.selectFrom('api_keys').select('credit_micros').where('id', '=', id).executeTakeFirstOrThrow();
+      const leases = await store.db.selectFrom('credit_leases').select('amount_micros').where('key_id', '=', id).execute();
+      return Number(k.credit_micros) + leases.reduce((n, l) => n + Number(l.amount_micros), 0);
+    };
+    await eventually(async () => start - (await ledger()).reduce((n, r) => n + Number(r.cost_micros), 0) === (await spendable()), 10_000, 'write-backs');
+    const rows = await ledger();
+    const settled = rows.reduce((n, r) => n + Number(r.cost_micros), 0);
+    expect(rows.length).toBeGreaterThan(10);
+    expect(rows.every((r) => Number(r.overage_micros) === 0)).toBe(true);
+    expect(settled).toBeLessThanOrEqual(start);
+    expect(start - settled).toBeLessThan(2 * estimate);
+  });
+
   it('holds a key to its concurrency limit across both instances', async () => {
     const { key } = await createKey({ concurrency: 2 });
     // The two admitted requests wait 2 s at the simulator, while the four others are refused.

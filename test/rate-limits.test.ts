@@ -183,8 +183,8 @@ describe.each(['memory', 'redis'] as const)('rate limits with the %s backend', (
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(2);
     expect(statuses.filter((s) => s === 429)).toHaveLength(4);
-    expect(await gw.services.reservations.balance(id)).toBe(1000 - 2 * 100);
-    expect(await gw.services.reservations.heldCount(id)).toBe(0);
+    expect(await gw.services.credit.spendable(id)).toBe(1000 - 2 * 100);
+    expect(await gw.services.credit.heldCount(id)).toBe(0);
     // Each refusal is one ledger row: status 429, nothing charged.
     await gw.services.ledger.flush();
     const rows = await gw.services.store.db.selectFrom('usage').select(['status', 'cost_micros', 'endpoint', 'model']).where('key_id', '=', id).execute();

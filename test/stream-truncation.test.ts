@@ -87,7 +87,7 @@ describe('a stream cut mid-way', () => {
     expect(row.output_units).toBeGreaterThan(0);
     expect(row.output_units).toBeLessThan(13);
     expect(row.cost_micros).toBe(row.input_units * 3 + row.output_units * 15);
-    expect(await rig.gw.services.reservations.balance(id)).toBe(1_000_000 - row.cost_micros);
+    expect(await rig.gw.services.credit.spendable(id)).toBe(1_000_000 - row.cost_micros);
   });
 
   it('retries a non-streamed answer whose body was cut on the next channel, or fails cleanly', async () => {

@@ -49,7 +49,7 @@ describe('two pollers racing on one database', () => {
     const record = (await readTask(gw.url, key, taskId)).body.data;
     expect(record.status).toBe('SUCCESS');
     const cost = record.data.usage.total_tokens;
-    expect(await gw.services.reservations.balance(id)).toBe(START - cost);
+    expect(await gw.services.credit.spendable(id)).toBe(START - cost);
     const res = await reservationsOf(id);
     expect(res.length).toBe(1);
     expect(res[0].state).toBe('settled');
@@ -67,7 +67,7 @@ describe('two pollers racing on one database', () => {
     const row = (await a.tasks.repo.get(taskId))!;
     await Promise.all([a.tasks.poller.pollTask(row), b.tasks.poller.pollTask(row), a.tasks.poller.pollTask(row), b.tasks.poller.pollTask(row)]);
     expect((await readTask(gw.url, key, taskId)).body.data.status).toBe('FAILURE');
-    expect(await gw.services.reservations.balance(id)).toBe(START);
+    expect(await gw.services.credit.spendable(id)).toBe(START);
     const res = await reservationsOf(id);
     expect(res.length).toBe(1);
     expect(res[0].state).toBe('released');
@@ -92,7 +92,7 @@ describe('two pollers racing on one database', () => {
       expect(['SUCCESS', 'FAILURE']).toContain(r.status);
       if (r.status === 'SUCCESS') expectedCost += r.data.usage.total_tokens;
     }
-    await eventually(async () => (await gw.services.reservations.balance(id)) === START - expectedCost, 5000, 'the balance');
+    await eventually(async () => (await gw.services.credit.spendable(id)) === START - expectedCost, 5000, 'the balance');
     const res = await reservationsOf(id);
     expect(res.length).toBe(ids.length);
     expect(res.every((r) => r.state === 'settled' || r.state === 'released')).toBe(true);

@@ -137,6 +137,9 @@ for (const backend of backends) {
 
     it('retries a failed copy with backoff and stores it once the download works', async () => {
       const { key } = await gw.createKey();
+      // Copies of earlier tests' tasks must not take the injected faults.
+      const db = gw.services.store.db;
+      await eventually(async () => !(await db.selectFrom('task_archives').select('task_id').where('state', '=', 'pending').executeTakeFirst()), 10_000, 'earlier copies');
       await simFault(gw.services.simulator!.url, { match: 'ark.video.file', kind: 'status', status: 500, count: 2 });
       const task = await finishedTask(gw, key);
       const copy = await waitStored(gw, task.task_id);

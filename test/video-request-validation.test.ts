@@ -92,7 +92,7 @@ describe('video request validation and task ownership', () => {
     const res = await createTask(gw.url, poor.key, { model: 'doubao-seedance-1-0-pro-250528', prompt: 'expensive' });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('insufficient_quota');
-    expect(await gw.services.reservations.balance(poor.id)).toBe(10);
+    expect(await gw.services.credit.spendable(poor.id)).toBe(10);
   });
 
   it('answers malformed task ids 400 invalid_task_id', async () => {

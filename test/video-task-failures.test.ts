@@ -17,9 +17,9 @@ describe('video task failures', () => {
   afterAll(async () => gw.close());
 
   async function expectRefunded(keyId: string): Promise<void> {
-    await eventually(async () => (await gw.services.reservations.balance(keyId)) === START, 5000, 'the refund');
-    expect(await gw.services.reservations.balance(keyId)).toBe(START);
-    expect(await gw.services.reservations.heldCount(keyId)).toBe(0);
+    await eventually(async () => (await gw.services.credit.spendable(keyId)) === START, 5000, 'the refund');
+    expect(await gw.services.credit.spendable(keyId)).toBe(START);
+    expect(await gw.services.credit.heldCount(keyId)).toBe(0);
     await gw.services.ledger.flush();
     const rows = await gw.services.store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).where('endpoint', '=', 'video.settle').execute();
     expect(rows.length).toBe(1);
@@ -30,7 +30,7 @@ describe('video task failures', () => {
     const { id, key } = await gw.createKey({ creditMicros: START });
     const created = await createTask(gw.url, key, { model: 'sim-video', prompt, ...extra });
     expect(created.status).toBe(200);
-    expect(await gw.services.reservations.balance(id)).toBeLessThan(START);
+    expect(await gw.services.credit.spendable(id)).toBeLessThan(START);
     const done = await waitForTask(gw.url, key, created.body.data.task_id, isFinished);
     return { id, key, done };
   }
@@ -101,7 +101,7 @@ describe('video task failures', () => {
     const done = await waitForTask(gw.url, key, created.body.data.task_id, isFinished);
     expect(done.status).toBe('SUCCESS');
     const cost = done.data.usage.total_tokens; // sim-video: $1 per million tokens = 1 micro-dollar per token
-    await eventually(async () => (await gw.services.reservations.balance(id)) === START - cost, 5000, 'the settle');
+    await eventually(async () => (await gw.services.credit.spendable(id)) === START - cost, 5000, 'the settle');
     const row = await gw.services.tasks.repo.get(done.task_id);
     expect(row!.poll_failures).toBe(0);
   });
@@ -112,8 +112,8 @@ describe('video task failures', () => {
     const res = await createTask(gw.url, key, { model: 'sim-video', prompt: 'never created' });
     expect(res.status).toBe(502);
     expect(res.body).toEqual({ code: 'upstream_error', message: expect.any(String), data: null });
-    expect(await gw.services.reservations.balance(id)).toBe(START);
-    expect(await gw.services.reservations.heldCount(id)).toBe(0);
+    expect(await gw.services.credit.spendable(id)).toBe(START);
+    expect(await gw.services.credit.heldCount(id)).toBe(0);
     await fetch(`${sim}/__sim/faults`, { method: 'DELETE' });
   });
 
@@ -128,7 +128,7 @@ describe('video task failures', () => {
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await res.json()) as any).code).toBe('rate_limit_exceeded');
-    expect(await gw.services.reservations.balance(id)).toBe(START);
+    expect(await gw.services.credit.spendable(id)).toBe(START);
     await fetch(`${sim}/__sim/faults`, { method: 'DELETE' });
   });
 

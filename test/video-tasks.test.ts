@@ -140,16 +140,16 @@ describe('video tasks over the Ark wire format', () => {
     expect(created.status).toBe(200);
     // While the task runs, its estimated cost is held.
     const estimate = Math.ceil(videoTokens('720p', '16:9', 5) * 2.5);
-    expect(await gw.services.reservations.balance(id)).toBe(start - estimate);
+    expect(await gw.services.credit.spendable(id)).toBe(start - estimate);
     const done = await waitForTask(gw.url, key, created.body.data.task_id, isFinished);
     expect(done.status).toBe('SUCCESS');
     const cost = Math.ceil(done.data.usage.total_tokens * 2.5);
     const balance = await eventually(async () => {
-      const b = await gw.services.reservations.balance(id);
+      const b = await gw.services.credit.spendable(id);
       return b === start - cost ? b : undefined;
     }, 5000, 'the settled balance');
     expect(balance).toBe(start - cost);
-    expect(await gw.services.reservations.heldCount(id)).toBe(0);
+    expect(await gw.services.credit.heldCount(id)).toBe(0);
     await gw.services.ledger.flush();
     const rows = await gw.services.store.db.selectFrom('usage').selectAll().where('key_id', '=', id).orderBy('id').execute();
     expect(rows.map((r) => r.endpoint)).toEqual(['video', 'video.settle']);

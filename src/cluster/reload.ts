@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { ModelsRepo } from '../store/repos/models.js';
 import type { Simulator } from '../simulator/server.js';
-import { registerSecret } from '../http/redact.js';
+import { registerChannelSecrets } from '../http/redact.js';
 
 /**
  * Sections a reload applies to a running instance. Everything else (listen address, database,
@@ -42,10 +42,7 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
     }
   }
   const firstSeen = await target.models.ensureFirstSeen(Object.keys(next.models));
-  for (const ch of next.channels) {
-    registerSecret(ch.api_key);
-    registerSecret(ch.api_secret);
-  }
+  for (const ch of next.channels) registerChannelSecrets(ch);
 
   const running = target.config;
   const before = new Set(target.catalog.all().map((m) => m.id));

@@ -123,6 +123,26 @@ export const StorageSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+// Completion webhooks of video tasks (docs/video.md, "Webhooks").
+export const WebhooksSchema = Type.Object(
+  {
+    // Lets callback_url be http:// (and point at loopback): for local development and tests only.
+    allow_insecure: Type.Boolean({ default: false }),
+    // Seconds to wait before each further attempt; after the last the delivery is given up. The
+    // default spans about 28 h.
+    retry_delays_s: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, default: [5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),
+    // One attempt, connect to last response byte.
+    timeout_ms: Int({ minimum: 100, maximum: 60000, default: 5000 }),
+    // How often an instance looks for due deliveries, how many it sends at once, how long its claim lasts.
+    tick_ms: Int({ minimum: 10, default: 1000 }),
+    concurrency: Int({ minimum: 1, maximum: 256, default: 16 }),
+    lease_ms: Int({ minimum: 1000, default: 60000 }),
+    // After `keys webhook-secret` rotates a key's secret, the old one keeps signing this long.
+    rotation_grace_s: Int({ minimum: 0, default: 86400 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -189,6 +209,13 @@ export const ConfigSchema = Type.Object(
         // A chat or image request's credit hold still open after this long belongs to a process
         // that died mid-request; it is released. Longer than any request may take.
         abandoned_hold_s: Int({ minimum: 60, default: 3600 }),
+        // Chat and image holds come from a lease of the key's balance kept in memory per instance
+        // and written back in batches (docs/limits.md); false: one database transaction per move.
+        credit_leases: Type.Boolean({ default: true }),
+        // A lease not renewed for this long returns to the balance (a crashed instance's money).
+        credit_lease_ttl_s: Int({ minimum: 2, maximum: 3600, default: 30 }),
+        // Settled amounts are written back at most this long after the settle.
+        credit_flush_ms: Int({ minimum: 10, maximum: 10000, default: 250 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -235,6 +262,21 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     storage: StorageSchema,
+    webhooks: WebhooksSchema,
+    admin: Type.Object(
+      {
+        // The admin API (/admin/api/*) and the web console (/console). Off unless switched on.
+        enabled: Type.Boolean({ default: false }),
+        // "host:port" of a separate listener that serves only the admin API and the console; absent =
+        // they are served on server.host:server.port beside the model endpoints.
+        listen: Type.Optional(Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$' })),
+        // Lifetime of a console session (the cookie and its row).
+        session_ttl_s: Int({ minimum: 60, maximum: 7 * 86400, default: 8 * 3600 }),
+        // Console login attempts per client address per minute.
+        login_per_minute: Int({ minimum: 1, maximum: 1000, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     channels: Type.Array(ChannelSchema, { default: [] }),
     models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
   },
@@ -245,5 +287,6 @@ export type Config = Static<typeof ConfigSchema>;
 export type ChannelConfig = Static<typeof ChannelSchema>;
 export type ModelConfig = Static<typeof ModelSchema>;
 export type StorageConfig = Static<typeof StorageSchema>;
+export type WebhooksConfig = Static<typeof WebhooksSchema>;
 export type ModelKindName = Static<typeof ModelKind>;
 export type VideoModeName = Static<typeof VideoMode>;

@@ -3,7 +3,7 @@ import { redact } from './redact.js';
 // The gateway's one error type and the error body shapes of docs/errors.md. Routes and hooks
 // throw GatewayError; the app's error handler renders it in the family of the request's path.
 
-export type Family = 'openai' | 'anthropic' | 'gemini' | 'video' | 'plain';
+export type Family = 'openai' | 'anthropic' | 'gemini' | 'video' | 'admin' | 'plain';
 
 export class GatewayError extends Error {
   constructor(
@@ -23,6 +23,7 @@ export function familyOf(url: string): Family {
   if (url.startsWith('/v1beta/')) return 'gemini';
   if (url.startsWith('/v1/video/')) return 'video';
   if (url.startsWith('/v1/')) return 'openai';
+  if (url.startsWith('/admin/') || url === '/admin' || url.startsWith('/console')) return 'admin';
   return 'plain';
 }
 
@@ -88,6 +89,8 @@ export function errorBody(family: Family, err: GatewayError): unknown {
       return { code: err.code, message, data: null };
     case 'openai':
       return { error: { message, type: openaiErrorType(err.status, err.code), code: err.code, param: err.param } };
+    case 'admin':
+      return { error: { code: err.code, message } };
     default:
       return { error: err.code, message };
   }

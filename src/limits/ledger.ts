@@ -76,7 +76,8 @@ export class UsageLedger {
  * a row is made storable here rather than failing its batch later.
  */
 function clean(e: UsageEntry): UsageEntry {
-  const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
+  // Clamped to exact integers: beyond them PostgreSQL's bigint refuses the row (and its batch).
+  const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round(v))) : 0);
   const text = (v: unknown) => String(v ?? '').split('\u0000').join('').slice(0, 256);
   return {
     key_id: text(e.key_id),

@@ -20,6 +20,12 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** For operators: `open` while the channel is skipped, `half_open` when the next request is a probe. */
+  state(now = Date.now()): 'closed' | 'open' | 'half_open' {
+    if (this.consecutive < this.failures) return 'closed';
+    return now < this.openUntil || this.probing ? 'open' : 'half_open';
+  }
+
   success(): void {
     this.consecutive = 0;
     this.probing = false;

@@ -25,6 +25,8 @@ export class Relay {
     private readonly settings: Config['relay'],
     /** Sees every failed attempt of every request (metrics). */
     private readonly observe?: (target: Target, failure: UpstreamFailure) => void,
+    /** Sees every attempt's outcome and duration (the admin API's channel health). */
+    private readonly attempted?: (channel: string, ok: boolean, ms: number) => void,
   ) {}
 
   breaker(channel: string): CircuitBreaker {
@@ -69,11 +71,15 @@ export class Relay {
       if (!breaker.tryAcquire()) continue;
       tried++;
       const target = targetFor(channel, model.id);
+      const started = performance.now();
       try {
         const result = await attempt(target);
         breaker.success();
+        this.attempted?.(channel.name, true, performance.now() - started);
         return result;
       } catch (err) {
+        // Not the upstream's fault (a bad request caught late, a client gone): not held against the channel.
+        this.attempted?.(channel.name, !(err instanceof UpstreamFailure) || err.kind === 'aborted', performance.now() - started);
         if (!(err instanceof UpstreamFailure)) {
           breaker.success();
           throw err;

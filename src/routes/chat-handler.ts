@@ -5,6 +5,8 @@ import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/anthropic/request.js';
 import { errors, statusOf } from '../http/errors.js';
+import { redact } from '../http/redact.js';
+import { believableCount } from '../upstream/usage-number.js';
 import type { Hold } from '../limits/credit.js';
 import { markUsageRecorded } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
@@ -89,14 +91,15 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
     try {
       if (!stream) {
         const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
-        await settle(200, answer.usage.input ?? estimate.input, answer.usage.output ?? 0);
-        return reply.header('content-type', 'application/json; charset=utf-8').send(answer.payload);
+        const usage = believableUsage(answer.usage, estimate);
+        await settle(200, usage.input ?? estimate.input, usage.output ?? 0);
+        return reply.header('content-type', 'application/json; charset=utf-8').send(redact(answer.payload));
       }
       const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
       const outcome = await pipeChatStream(reply, client, opened, abort.signal);
       if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
       if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
-      const used = deliveredUsage(opened.translator.usage, opened.translator.complete, opened.translator.deliveredTokens, estimate);
+      const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
       // The answer is out: a failing settle can only be logged now.
       await settle(outcome.status, used.input, used.output).catch((err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'));
       return reply;
@@ -115,6 +118,11 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
       reply.raw.off('close', onClose);
     }
   };
+}
+
+/** The provider's usage with any count that is not believable (1e30, negative, not a number) replaced by the estimate. */
+function believableUsage(usage: ReportedUsage, estimate: TokenEstimate): ReportedUsage {
+  return { input: believableCount(usage.input, estimate.input), output: believableCount(usage.output, estimate.output) };
 }
 
 /**

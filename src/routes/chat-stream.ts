@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { ChatFormat } from '../formats/chat-stream.js';
 import { streamErrorFrame } from '../formats/index.js';
+import { redact } from '../http/redact.js';
 import { SseWriter } from '../formats/sse.js';
 import type { OpenedStream } from '../relay/chat.js';
 import { failureToGatewayError } from '../relay/relay.js';
@@ -65,7 +66,7 @@ export async function pipeChatStream(reply: FastifyReply, client: ChatFormat, op
   }
   if (failure) {
     const g = failureToGatewayError(failure);
-    writer.end(streamErrorFrame(client, g));
+    writer.end(redact(streamErrorFrame(client, g)));
     await reader.cancel();
     return { status: g.status, failure };
   }

@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import { principalOf } from '../auth/hook.js';
 import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { redactDeep } from '../http/redact.js';
 import { limitModel } from '../limits/hook.js';
 import { markUsageRecorded, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
@@ -94,7 +95,8 @@ async function serve(
   return {
     created: result.created,
     ...result.extra,
-    data: result.data,
+    // Provider strings (URLs, revised prompts) go out scrubbed of upstream secrets.
+    data: redactDeep(result.data),
     ...(result.usage !== undefined ? { usage: result.usage } : {}),
   };
 }

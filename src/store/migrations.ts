@@ -103,6 +103,82 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('tasks').dropColumn('upstream_id').execute();
       },
     },
+    // Operator access: admin tokens (stored as SHA-256, like keys) and the console's sessions.
+    '0004a_admin_tokens': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('admin_tokens')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('token_prefix', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('last_used_at', 'bigint')
+          .addColumn('revoked_at', 'bigint')
+          .execute();
+        await db.schema
+          .createTable('admin_sessions')
+          .addColumn('id_hash', 'text', (c) => c.primaryKey())
+          .addColumn('token_id', 'text', (c) => c.notNull())
+          .addColumn('csrf', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('admin_sessions_token').on('admin_sessions').column('token_id').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('admin_sessions').ifExists().execute();
+        await db.schema.dropTable('admin_tokens').ifExists().execute();
+      },
+    },
+    // Who did what, when: every admin action (API, console or CLI).
+    '0004b_audit_log': {
+      async up(db: Kysely<any>) {
+        const t = db.schema.createTable('audit_log');
+        await (dialect === 'postgres' ? t.addColumn('id', 'bigserial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()))
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('actor', 'text', (c) => c.notNull())
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('target', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('detail', 'text', (c) => c.notNull().defaultTo('{}'))
+          .addColumn('ip', 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
+        await db.schema.createIndex('audit_log_at').on('audit_log').columns(['at', 'id']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('audit_log').ifExists().execute();
+      },
+    },
+    // The admin usage views page and aggregate the whole ledger by time, by model and by status.
+    '0004c_usage_admin_indexes': {
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('usage_time').on('usage').columns(['created_at', 'id']).execute();
+        await db.schema.createIndex('usage_model_time').on('usage').columns(['model', 'created_at']).execute();
+        await db.schema.createIndex('tasks_submit').on('tasks').columns(['submit_time', 'task_id']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('tasks_submit').ifExists().execute();
+        await db.schema.dropIndex('usage_model_time').ifExists().execute();
+        await db.schema.dropIndex('usage_time').ifExists().execute();
+      },
+    },
+    // A task's timeline: one row per status move, written by the tasks repository.
+    '0004d_task_events': {
+      async up(db: Kysely<any>) {
+        const t = db.schema.createTable('task_events');
+        await (dialect === 'postgres' ? t.addColumn('id', 'bigserial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()))
+          .addColumn('task_id', 'text', (c) => c.notNull())
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('from_status', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('to_status', 'text', (c) => c.notNull())
+          .addColumn('detail', 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
+        await db.schema.createIndex('task_events_task').on('task_events').columns(['task_id', 'id']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('task_events').ifExists().execute();
+      },
+    },
     // A real cost above its hold that the balance could not cover is owed: the key is refused until
     // a top-up pays it (docs/limits.md). Per key the outstanding amount, per ledger row its part.
     '0005a_credit_overage': {
@@ -113,6 +189,25 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
       async down(db: Kysely<any>) {
         await db.schema.alterTable('usage').dropColumn('overage_micros').execute();
         await db.schema.alterTable('api_keys').dropColumn('overage_micros').execute();
+      },
+    },
+    // Credit leases: part of a key's balance kept by one instance, reserved and settled in memory
+    // (docs/limits.md). One row per instance and key; a row not renewed returns after expires_at.
+    '0005b_credit_leases': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('credit_leases')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('instance', 'text', (c) => c.notNull())
+          .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('credit_leases_key').on('credit_leases').column('key_id').execute();
+        await db.schema.createIndex('credit_leases_expiry').on('credit_leases').column('expires_at').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('credit_leases').ifExists().execute();
       },
     },
     // GET /v1/video/generations: a key's tasks newest first, optionally of one status or model. Each
@@ -168,6 +263,9 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .createTable('webhook_secrets')
           .addColumn('key_id', 'text', (c) => c.primaryKey())
           .addColumn('secret', 'text', (c) => c.notNull())
+          // After a rotation the previous secret still signs (a second signature) until previous_until.
+          .addColumn('previous_secret', 'text')
+          .addColumn('previous_until', 'bigint', (c) => c.notNull().defaultTo(0))
           .addColumn('created_at', 'bigint', (c) => c.notNull())
           .execute();
         await db.schema

@@ -88,6 +88,59 @@ export interface UsageTable {
   created_at: number;
 }
 
+/** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */
+export interface CreditLeaseTable {
+  /** `<instance>/<key id>` */
+  id: string;
+  key_id: string;
+  instance: string;
+  /** Drawn from the balance and not yet reported spent. */
+  amount_micros: number;
+  /** Unless renewed by then, the amount returns to the balance (after a grace). */
+  expires_at: number;
+}
+
+export interface AdminTokenTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** A console session: the cookie's value is never stored, only its SHA-256. */
+export interface AdminSessionTable {
+  id_hash: string;
+  token_id: string;
+  /** The CSRF token the console must send back in a header on every state-changing request. */
+  csrf: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  /** `admin:<token id> (<name>)` or `cli` */
+  actor: string;
+  action: string;
+  target: string;
+  /** JSON object */
+  detail: string;
+  ip: string;
+}
+
+export interface TaskEventTable {
+  id: Generated<number>;
+  task_id: string;
+  at: number;
+  from_status: string;
+  to_status: string;
+  detail: string;
+}
+
 /** A finished task's video copy in storage (docs/video.md, "Archive"). */
 export interface TaskArchiveTable {
   task_id: string;
@@ -117,6 +170,9 @@ export interface TaskCallbackTable {
 export interface WebhookSecretTable {
   key_id: string;
   secret: string;
+  previous_secret: string | null;
+  /** Until when (ms) deliveries are signed with the previous secret too. */
+  previous_until: number;
   created_at: number;
 }
 
@@ -142,6 +198,7 @@ export interface WebhookOutboxTable {
 }
 
 export interface Database {
+  credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
   models: ModelTable;
   reservations: ReservationTable;
@@ -151,4 +208,8 @@ export interface Database {
   task_callbacks: TaskCallbackTable;
   webhook_secrets: WebhookSecretTable;
   usage: UsageTable;
+  admin_tokens: AdminTokenTable;
+  admin_sessions: AdminSessionTable;
+  audit_log: AuditLogTable;
+  task_events: TaskEventTable;
 }

@@ -1,4 +1,6 @@
+import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
+import { TaskMetrics } from './metrics.js';
 import type { Store } from '../store/db.js';
 import { ArchivesRepo } from '../store/repos/archives.js';
 import { TaskListRepo } from '../store/repos/task-list.js';
@@ -11,6 +13,12 @@ import type { TaskServices } from './index.js';
 import { TaskLister } from './list.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { combineHooks, type MoveHooks } from './move-hooks.js';
+import { GatewayError } from '../http/errors.js';
+import { TaskCallbacksRepo } from '../store/repos/task-callbacks.js';
+import { WebhookOutboxRepo } from '../store/repos/webhook-outbox.js';
+import { WebhookSecretsRepo } from '../store/repos/webhook-secrets.js';
+import { WebhookSender } from './webhooks/sender.js';
+import { checkCallbackAddress, parseSubscription } from './webhooks/subscription.js';
 
 /** What clients do with tasks besides create and read: list, download, archive (and the workers behind them). */
 export interface TaskLifecycle {
@@ -20,6 +28,9 @@ export interface TaskLifecycle {
   archives: ArchivesRepo;
   /** null when storage.type is none. */
   archiver: Archiver | null;
+  webhooks: WebhookSender;
+  outbox: WebhookOutboxRepo;
+  secrets: WebhookSecretsRepo;
   start(): void;
   stop(): Promise<void>;
 }
@@ -28,7 +39,33 @@ export interface LifecycleDeps {
   config: Config;
   store: Store;
   tasks: TaskServices;
+  /** Where the lifecycle's /metrics series go (none: not exported). */
+  registry?: Registry;
   log?: TaskLog;
+}
+
+/**
+ * One structured log line per status move (ids, model, channel, statuses, seconds since submit;
+ * never the prompt or a key), and the move counter.
+ */
+function observeMoves(config: Config, log: TaskLog, metrics: TaskMetrics | null): MoveHooks {
+  return {
+    extrasFor: async () => undefined,
+    moved(before, after, now) {
+      const provider = config.channels.find((c) => c.name === after.channel)?.type ?? 'unknown';
+      metrics?.moves.inc({ provider, status: after.status });
+      log('info', 'video task status', {
+        task_id: after.task_id,
+        model: after.model,
+        channel: after.channel,
+        provider,
+        from: before.status,
+        status: after.status,
+        elapsed_s: Math.max(0, Math.round(now / 1000 - after.submit_time)),
+        ...(after.status === 'FAILURE' ? { reason: after.fail_reason.split(':')[0] } : {}),
+      });
+    },
+  };
 }
 
 /** Builds the lifecycle parts and installs their move hooks on the task transitions. */
@@ -36,10 +73,36 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const log = d.log ?? taskLogger(d.config);
   registerSecret(d.config.storage.s3?.secret_access_key);
   const archives = new ArchivesRepo(d.store.db, d.store.dialect);
+  const outbox = new WebhookOutboxRepo(d.store.db, d.store.dialect);
+  const metrics = d.registry ? new TaskMetrics(d.registry, () => outbox.countPending()) : null;
   const storage = createStorage(d.config.storage);
   const source = new ProviderVideoSource({ config: d.config, refresh: (row) => d.tasks.service.refreshUrl(row) });
-  const archiver = storage ? new Archiver({ repo: archives, tasks: d.tasks.repo, storage, source, settings: d.config.storage, log }) : null;
-  const hooks: MoveHooks[] = [];
+  const archiver = storage
+    ? new Archiver({
+        repo: archives,
+        tasks: d.tasks.repo,
+        storage,
+        source,
+        settings: d.config.storage,
+        log,
+        onAttempt(outcome, bytes) {
+          metrics?.archiveCopies.inc({ outcome });
+          if (bytes) metrics?.archiveBytes.inc(bytes);
+        },
+      })
+    : null;
+  const secrets = new WebhookSecretsRepo(d.store.db);
+  const webhooks = new WebhookSender({ outbox, callbacks: new TaskCallbacksRepo(d.store.db), secrets, config: d.config, log, onAttempt: (outcome) => metrics?.webhookAttempts.inc({ outcome }) });
+  d.tasks.service.useSubscriptions(async (p, body) => {
+    const sub = parseSubscription(body, d.config.webhooks);
+    if (!sub) return null;
+    await checkCallbackAddress(sub, d.config.webhooks);
+    if (!(await secrets.get(p.keyId))) {
+      throw new GatewayError(400, 'webhook_secret_missing', 'This key has no webhook signing secret yet; the operator makes one with: mediagate keys webhook-secret <key id>.', {}, 'callback_url');
+    }
+    return sub;
+  });
+  const hooks: MoveHooks[] = [observeMoves(d.config, log, metrics), webhooks.hooks()];
   if (archiver) hooks.push(archiver.hooks());
   d.tasks.transitions.useHooks(combineHooks(hooks));
   return {
@@ -48,10 +111,15 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
     storage,
     archives,
     archiver,
+    webhooks,
+    outbox,
+    secrets,
     start() {
       archiver?.start();
+      webhooks.start();
     },
     async stop() {
+      await webhooks.stop();
       await archiver?.stop();
       await source.close();
     },

@@ -20,6 +20,8 @@ const BOOLEAN_FIELDS = ['camera_fixed', 'watermark', 'generate_audio', 'draft', 
 const KNOWN = new Set([
   'model', 'prompt', 'images', 'image', 'duration', 'seconds', 'resolution', 'ratio', 'fps', 'seed', 'service_tier',
   'execution_expires_after', 'metadata', ...BOOLEAN_FIELDS,
+  // Completion webhooks; checked by the subscription hook (webhooks/subscription.ts).
+  'callback_url', 'callback_events',
 ]);
 const IMAGE_URL = /^(https?:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+)$/;
 const MAX_PROMPT = 10_000;

@@ -12,6 +12,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { randomBase62 } from '../auth/keys.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
+import { redactDeep } from '../http/redact.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -44,7 +45,14 @@ export function publicTaskId(upstreamId: string): string {
 export class TaskService {
   private readonly refreshing = new Map<string, Promise<TaskRow>>();
 
+  /** Checks a create body's callback_url / callback_events (installed by the webhooks part). */
+  private subscribe: ((p: Principal, body: Record<string, unknown>) => Promise<{ url: string; events: string[] } | null>) | null = null;
+
   constructor(private readonly d: TaskServiceDeps) {}
+
+  useSubscriptions(check: (p: Principal, body: Record<string, unknown>) => Promise<{ url: string; events: string[] } | null>): void {
+    this.subscribe = check;
+  }
 
   /** `onRecorded` is told when the request's usage row is written (the route's one-row-per-request bookkeeping). */
   async create(p: Principal, body: unknown, onRecorded: () => void = () => {}): Promise<TaskRecord> {
@@ -58,8 +66,13 @@ export class TaskService {
     // No channel of this model runs video tasks: a configuration mistake the client cannot fix.
     if (!judge) throw errors.upstreamError(`No channel of the model "${model.id}" can run video tasks.`);
     checkVideoRequest(model.id, model.config.modes ?? [], judge.adapter, judge.target.upstreamModel, parsed.request);
+
+    // Where the task's webhooks go: checked (URL, address, signing secret) before any credit is held.
+    const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
+
     const estimate = judge.adapter.estimate(judge.target.upstreamModel, parsed.request);
-    const hold = await this.d.credit.reserve(p, videoCostMicros(model.config, estimate));
+    // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
+    const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimate));
     let channelName = '';
     const record = (status: number) => {
       onRecorded();
@@ -93,7 +106,7 @@ export class TaskService {
         finish_time: 0,
         progress: '0%',
         // The provider's latest word on the task is its create answer until the first poll.
-        data: JSON.stringify(created.raw),
+        data: JSON.stringify(redactDeep(created.raw)),
         reservation_id: hold.reservationId,
         estimated_units: estimate.units,
         billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
@@ -107,7 +120,7 @@ export class TaskService {
       };
       try {
         // The provider already runs the task: a dropped database connection must not lose it.
-        await retryWhileUnavailable(() => this.d.repo.insert(row));
+        await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
       } catch (err) {
         this.d.log('error', 'video task: storing a created task failed', { task_id: taskId, error: (err as Error).message });
         if (statusOf(err) === 503) throw err;

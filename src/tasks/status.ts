@@ -1,4 +1,11 @@
 import type { ProviderTaskView } from '../providers/video-types.js';
+import { hasNonPublicLiteralHost, isHttpUrl } from '../upstream/address-guard.js';
+
+/** The scheme of a URL for a message (never the rest: it may carry anything). */
+function urlScheme(value: string): string {
+  const m = /^([a-z][a-z0-9+.-]{0,20}):/i.exec(value);
+  return m ? `${m[1].toLowerCase()}:` : 'no scheme';
+}
 
 // Neutral provider task state → gateway status, progress and fail_reason (the tables in docs/video.md).
 
@@ -16,8 +23,11 @@ export interface MappedStatus {
   failReason: string;
 }
 
-/** The gateway status for a provider task; null when the provider's status word is unknown. */
-export function mapProviderTask(v: ProviderTaskView): MappedStatus | null {
+/**
+ * The gateway status for a provider task; null when the provider's status word is unknown.
+ * `allowPrivate`: the channel may hand out links to private addresses (the simulator).
+ */
+export function mapProviderTask(v: ProviderTaskView, opts: { allowPrivate?: boolean } = {}): MappedStatus | null {
   const reason = (fallbackCode: string, fallbackMessage: string) => `${v.errorCode || fallbackCode}: ${v.errorMessage || fallbackMessage}`;
   switch (v.state) {
     case 'queued':
@@ -27,8 +37,14 @@ export function mapProviderTask(v: ProviderTaskView): MappedStatus | null {
     case 'succeeded':
       // Success without a video is no success for the client: fail it and refund.
       if (!v.result) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
-      // fail_reason carries the download URL of a success; content only the key can fetch has none to show.
-      return { status: 'SUCCESS', failReason: v.result.kind === 'url' ? v.result.url : '' };
+      // Content only the channel's key can fetch has no link to show: the gateway serves it.
+      if (v.result.kind === 'download') return { status: 'SUCCESS', failReason: '' };
+      // The link goes to the client as is: only an http(s) link to a public host is handed out.
+      if (!isHttpUrl(v.result.url)) return { status: 'FAILURE', failReason: `invalid_response: The provider's video URL is not an http(s) link (${urlScheme(v.result.url)}); the gateway hands out only http(s) links.` };
+      if (!opts.allowPrivate && hasNonPublicLiteralHost(v.result.url)) {
+        return { status: 'FAILURE', failReason: "invalid_response: The provider's video URL points at a private, loopback or link-local address; the gateway does not hand out such links." };
+      }
+      return { status: 'SUCCESS', failReason: v.result.url };
     case 'failed':
       return { status: 'FAILURE', failReason: reason('failed', 'The provider reported that the task failed.') };
     case 'cancelled':

@@ -2,7 +2,8 @@ import type { Config } from '../config/schema.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros } from '../limits/pricing.js';
-import { redact } from '../http/redact.js';
+import { redact, redactDeep } from '../http/redact.js';
+import { allowsPrivateNetwork } from '../upstream/address-guard.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { BillableUnits, ProviderTaskView } from '../providers/video-types.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
@@ -28,13 +29,6 @@ export interface TransitionDeps {
 /** The progress stored with a status; reads compute the live value for running tasks. */
 const STORED_PROGRESS: Record<GatewayStatus, string> = { SUBMITTED: '0%', QUEUED: '5%', IN_PROGRESS: '10%', SUCCESS: '100%', FAILURE: '100%' };
 
-/** Scrubs upstream secrets from the provider's object; URLs are kept intact (their signature is the point). */
-function scrub(value: unknown): unknown {
-  if (typeof value === 'string') return /^https?:\/\//.test(value) ? value : redact(value);
-  if (Array.isArray(value)) return value.map(scrub);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)]));
-  return value;
-}
 
 export class TaskTransitions {
   constructor(private readonly d: TransitionDeps) {}
@@ -44,7 +38,8 @@ export class TaskTransitions {
    * task as it is afterwards (re-read when another writer moved it first).
    */
   async apply(row: TaskRow, raw: Record<string, unknown>, view: ProviderTaskView, now = Date.now()): Promise<TaskRow> {
-    const mapped = mapProviderTask(view);
+    const channel = this.d.catalog.get(row.model)?.channels.find((c) => c.name === row.channel);
+    const mapped = mapProviderTask(view, { allowPrivate: channel ? allowsPrivateNetwork(channel) : false });
     if (!mapped) {
       this.d.log('warn', 'video task: unknown provider status; keeping the task as it is', { task_id: row.task_id, provider_status: view.rawStatus });
       return row;
@@ -56,7 +51,9 @@ export class TaskTransitions {
 
     const nowS = Math.floor(now / 1000);
     const patch: TaskPatch = {};
-    const data = JSON.stringify(scrub(raw));
+    // Every string from the provider, URLs included, is scrubbed before it is stored or shown.
+    const data = JSON.stringify(redactDeep(raw));
+    const failReason = redact(mapped.failReason);
     if (mapped.status !== current) {
       patch.status = mapped.status;
       patch.progress = STORED_PROGRESS[mapped.status];
@@ -71,7 +68,7 @@ export class TaskTransitions {
       const progress = `${Math.max(10, Math.min(99, Math.floor(view.progress)))}%`;
       if (progress !== (patch.progress ?? row.progress)) patch.progress = progress;
     }
-    if (mapped.failReason !== row.fail_reason) patch.fail_reason = mapped.failReason;
+    if (failReason !== row.fail_reason) patch.fail_reason = failReason;
     if (data !== row.data) patch.data = data;
     if (mapped.status === 'SUCCESS' && view.result?.kind === 'url') {
       const expiresAt = view.result.expiresAtS * 1000;
@@ -112,7 +109,7 @@ export class TaskTransitions {
     const patch: TaskPatch = {
       status: 'FAILURE',
       progress: '100%',
-      fail_reason: reason,
+      fail_reason: redact(reason),
       finish_time: Math.floor(now / 1000),
       lease_owner: null,
       lease_until: 0,

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { validateConfig } from '../../src/config/loader.js';
 import type { Config } from '../../src/config/schema.js';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
 import { createServices, type Services } from '../../src/services.js';
 import { generateApiKey, hashApiKey, displayPrefix } from '../../src/auth/keys.js';
 import { SIMULATOR_MODELS, SEEDANCE_MODELS } from '../../src/config/defaults.js';
@@ -44,6 +44,8 @@ export interface GatewayOptions {
    * `warnings`. Any other warning is also printed, so a real problem is never hidden.
    */
   expectWarnings?: RegExp;
+  /** Options of the app (the admin API's reload hook, …). */
+  app?: Omit<AppOptions, 'logStream'>;
 }
 
 export async function startGateway(overrides: Record<string, unknown> = {}, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -72,7 +74,7 @@ export async function startGateway(overrides: Record<string, unknown> = {}, opts
     if (!opts.expectWarnings?.test(message)) process.stderr.write(`mediagate (test gateway): ${message}\n`);
   };
   const services = await createServices(config, { warn });
-  const app = buildApp(services, { logStream });
+  const app = buildApp(services, { ...opts.app, logStream });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

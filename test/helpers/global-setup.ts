@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join } from 'node:path';
 
 // Tests that start the CLI as a child process run the compiled dist/; build it once up front.
 // Type errors do not stop the emit (type-checking is `npm run build`'s job), so they are not fatal here.
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   try {
@@ -14,4 +14,7 @@ export default function setup(): void {
     const out = String((err as { stdout?: Buffer }).stdout ?? '');
     process.stderr.write(`global-setup: tsc reported errors (dist/ emitted anyway):\n${out.slice(0, 2000)}\n`);
   }
+  // The browser tests load the web console the gateway serves from dist/console-web.
+  const { ensureConsoleBuilt } = (await import(pathToFileURL(join(root, 'bin', 'ensure-built.mjs')).href)) as { ensureConsoleBuilt: (root: string, say: (m: string) => void) => string };
+  ensureConsoleBuilt(root, () => undefined);
 }

@@ -2,6 +2,7 @@ import { errors } from '../../http/errors.js';
 import type { Target } from '../../upstream/target.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
+import { usageCount } from '../../upstream/usage-number.js';
 import { signedUrlExpiry } from '../signed-url.js';
 import type { BillableUnits, ProviderTaskState, VideoAdapter, VideoCall, VideoGenerationRequest, VideoModelCaps } from '../video-types.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
@@ -102,7 +103,7 @@ export const arkVideos: VideoAdapter = {
     const error = obj(task.error);
     const content = obj(task.content);
     const usage = obj(task.usage);
-    const tokens = typeof usage.total_tokens === 'number' ? usage.total_tokens : typeof usage.completion_tokens === 'number' ? usage.completion_tokens : null;
+    const tokens = usageCount(usage.total_tokens) ?? usageCount(usage.completion_tokens);
     const updatedAtS = typeof task.updated_at === 'number' ? task.updated_at : 0;
     const url = typeof content.video_url === 'string' ? content.video_url : '';
     return {
@@ -112,7 +113,7 @@ export const arkVideos: VideoAdapter = {
       errorCode: typeof error.code === 'string' ? error.code : '',
       errorMessage: typeof error.message === 'string' ? error.message : '',
       progress: null,
-      usage: tokens !== null && Number.isFinite(tokens) && tokens >= 0 ? { unit: 'tokens', units: Math.floor(tokens) } : null,
+      usage: tokens !== null ? { unit: 'tokens', units: tokens } : null,
       updatedAtS,
     };
   },

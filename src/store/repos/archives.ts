@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, TaskArchiveTable } from '../schema.js';
 import type { Dialect } from '../db.js';
+import { claimPending } from './pending-claim.js';
 
 export type ArchiveRow = Selectable<TaskArchiveTable>;
 
@@ -43,44 +44,9 @@ export class ArchivesRepo {
   }
 
   async claimDue(owner: string, now: number, leaseUntil: number, limit: number): Promise<ArchiveRow[]> {
-    const set = { lease_owner: owner, lease_until: leaseUntil };
-    if (this.dialect === 'postgres') {
-      return this.db.transaction().execute(async (trx) => {
-        const due = await trx
-          .selectFrom('task_archives')
-          .select('task_id')
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where('lease_until', '<=', now)
-          .orderBy('next_attempt_at')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (!due.length) return [];
-        const rows = await trx.updateTable('task_archives').set(set).where('task_id', 'in', due.map((d) => d.task_id)).returningAll().execute();
-        return rows.map(normalize);
-      });
-    }
-    const any = await this.db.selectFrom('task_archives').select('task_id').where('state', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
-    if (!any) return [];
-    const rows = await this.db
-      .updateTable('task_archives')
-      .set(set)
-      .where('task_id', 'in', (eb) =>
-        eb
-          .selectFrom('task_archives')
-          .select('task_id')
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where('lease_until', '<=', now)
-          .orderBy('next_attempt_at')
-          .limit(limit),
-      )
-      .returningAll()
-      .execute();
-    return rows.map(normalize);
+    return (await claimPending<ArchiveRow>(this.db, this.dialect, 'task_archives', owner, now, leaseUntil, limit)).map(normalize);
   }
+
 
   /** Records a finished copy; false when this instance's lease was lost meanwhile (the other copy counts). */
   async markStored(taskId: string, owner: string, bytes: number, contentType: string, now: number): Promise<boolean> {

@@ -67,6 +67,25 @@ export class KeysRepo {
     return Number(r.n);
   }
 
+  /** A page of keys, oldest first, after the key `afterId` (ids sort with creation only by chance, so the cursor is (created_at, id)). */
+  async page(limit: number, after?: { createdAt: number; id: string }, nameLike?: string): Promise<ApiKeyRow[]> {
+    let q = this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').limit(limit);
+    if (after) q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
+    if (nameLike) q = q.where((eb) => eb.or([eb('name', 'like', `%${nameLike.replace(/[%_\\]/g, '')}%`), eb('id', '=', nameLike)]));
+    return q.execute();
+  }
+
+  activeByName(name: string): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('name', '=', name).where('revoked_at', 'is', null).execute();
+  }
+
+  /** Changes a key's name, allow-list, limits or expiry; false when no such key. */
+  async update(id: string, patch: Partial<Pick<ApiKeyRow, 'name' | 'models' | 'rpm' | 'concurrency' | 'expires_at'>>): Promise<boolean> {
+    if (!Object.keys(patch).length) return (await this.findById(id)) !== undefined;
+    const r = await this.db.updateTable('api_keys').set(patch).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
   /** Marks the key revoked; false when no such key or already revoked. */
   async revoke(id: string, now = Date.now()): Promise<boolean> {
     const r = await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();

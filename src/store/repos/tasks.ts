@@ -3,6 +3,7 @@ import type { Database, TaskTable } from '../schema.js';
 import type { Dialect } from '../db.js';
 import { insertArchiveJob, type ArchiveRow } from './archives.js';
 import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
+import { insertTaskCallback, type TaskCallbackRow } from './task-callbacks.js';
 
 export type TaskRow = Selectable<TaskTable>;
 export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
@@ -37,8 +38,13 @@ export class TasksRepo {
     private readonly dialect: Dialect,
   ) {}
 
-  async insert(row: TaskRow): Promise<void> {
-    await this.db.insertInto('tasks').values(row).execute();
+  /** Stores a new task, with where its webhooks go (in one transaction) when it has a callback, and the first row of its timeline. */
+  async insert(row: TaskRow, callback?: TaskCallbackRow): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('tasks').values(row).execute();
+      if (callback) await insertTaskCallback(trx, callback);
+      await recordMove(trx, row.task_id, '', row.status, row.updated_at || Date.now());
+    });
   }
 
   async get(taskId: string): Promise<TaskRow | undefined> {
@@ -53,7 +59,12 @@ export class TasksRepo {
   async move(taskId: string, from: string, patch: TaskPatch, extras?: MoveExtras): Promise<boolean> {
     const update = async (db: Kysely<Database>) => {
       const r = await db.updateTable('tasks').set(patch).where('task_id', '=', taskId).where('status', '=', from).executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      const moved = Number(r.numUpdatedRows) === 1;
+      if (moved && patch.status !== undefined && patch.status !== from) {
+        const detail = patch.status === 'FAILURE' && typeof patch.fail_reason === 'string' ? patch.fail_reason.slice(0, 500) : '';
+        await recordMove(db, taskId, from, String(patch.status), Number(patch.updated_at ?? Date.now()), detail);
+      }
+      return moved;
     };
     if (!extras || (!extras.archive && !extras.outbox?.length)) return update(this.db);
     // The work a move starts (an archive copy, webhook deliveries) is written with the move or not at all.
@@ -159,4 +170,9 @@ export class TasksRepo {
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
+}
+
+/** A row of the task's timeline (operators read it in the admin API); only real status changes. */
+async function recordMove(db: Kysely<Database>, taskId: string, from: string, to: string, at: number, detail = ''): Promise<void> {
+  await db.insertInto('task_events').values({ task_id: taskId, at, from_status: from, to_status: to, detail }).execute();
 }

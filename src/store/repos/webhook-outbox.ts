@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, WebhookOutboxTable } from '../schema.js';
 import type { Dialect } from '../db.js';
+import { claimPending } from './pending-claim.js';
 
 export type OutboxRow = Selectable<WebhookOutboxTable>;
 
@@ -28,44 +29,9 @@ export class WebhookOutboxRepo {
   ) {}
 
   async claimDue(owner: string, now: number, leaseUntil: number, limit: number): Promise<OutboxRow[]> {
-    const set = { lease_owner: owner, lease_until: leaseUntil };
-    if (this.dialect === 'postgres') {
-      return this.db.transaction().execute(async (trx) => {
-        const due = await trx
-          .selectFrom('webhook_outbox')
-          .select('id')
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where('lease_until', '<=', now)
-          .orderBy('next_attempt_at')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (!due.length) return [];
-        const rows = await trx.updateTable('webhook_outbox').set(set).where('id', 'in', due.map((d) => d.id)).returningAll().execute();
-        return rows.map(normalize);
-      });
-    }
-    const any = await this.db.selectFrom('webhook_outbox').select('id').where('state', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
-    if (!any) return [];
-    const rows = await this.db
-      .updateTable('webhook_outbox')
-      .set(set)
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('webhook_outbox')
-          .select('id')
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where('lease_until', '<=', now)
-          .orderBy('next_attempt_at')
-          .limit(limit),
-      )
-      .returningAll()
-      .execute();
-    return rows.map(normalize);
+    return (await claimPending<OutboxRow>(this.db, this.dialect, 'webhook_outbox', owner, now, leaseUntil, limit)).map(normalize);
   }
+
 
   async markDelivered(id: string, owner: string, status: number, now: number): Promise<void> {
     await this.db
@@ -93,6 +59,11 @@ export class WebhookOutboxRepo {
   async forTask(taskId: string): Promise<OutboxRow[]> {
     const rows = await this.db.selectFrom('webhook_outbox').selectAll().where('task_id', '=', taskId).orderBy('created_at').execute();
     return rows.map(normalize);
+  }
+
+  async countPending(): Promise<number> {
+    const r = await this.db.selectFrom('webhook_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'pending').executeTakeFirst();
+    return Number(r?.n ?? 0);
   }
 
   /** Deliveries by state, for /metrics. */

@@ -7,6 +7,7 @@ import { redact } from '../../http/redact.js';
 import type { ProviderVideoSource } from '../content/provider-source.js';
 import type { TaskLog } from '../log.js';
 import type { MoveHooks } from '../move-hooks.js';
+import { ClaimWorker } from '../claim-worker.js';
 import type { VideoStorage } from './storage.js';
 
 export interface ArchiverDeps {
@@ -16,8 +17,8 @@ export interface ArchiverDeps {
   source: ProviderVideoSource;
   settings: StorageConfig;
   log: TaskLog;
-  /** Told of every byte count stored (the archive bytes metric). */
-  onStored?(bytes: number): void;
+  /** Told of each attempt's outcome and the bytes a finished copy stored (metrics). */
+  onAttempt?(outcome: 'ok' | 'retry' | 'failed', bytes: number): void;
 }
 
 /** How often retention looks for expired copies. */
@@ -34,16 +35,13 @@ export function objectKeyOf(taskId: string): string {
  * next of `retry_delays_s`, giving up after the last. Retention deletes copies older than
  * `retain_days`.
  */
-export class Archiver {
+export class Archiver extends ClaimWorker<ArchiveRow> {
   readonly owner = `archiver-${randomBase62(12)}`;
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
-  private ticking: Promise<void> = Promise.resolve();
-  private readonly inflight = new Map<string, Promise<void>>();
   private lastRetention = 0;
-  private readonly abort = new AbortController();
 
-  constructor(private readonly d: ArchiverDeps) {}
+  constructor(private readonly d: ArchiverDeps) {
+    super('video archive', d.settings, d.log);
+  }
 
   /** Adds the copy job with the move into SUCCESS; wakes the worker once the move is written. */
   hooks(): MoveHooks {
@@ -55,58 +53,27 @@ export class Archiver {
     };
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+  protected claim(now: number, room: number): Promise<ArchiveRow[]> {
+    return this.d.repo.claimDue(this.owner, now, now + this.d.settings.lease_ms, room);
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.ticking;
-    this.abort.abort();
-    await Promise.allSettled([...this.inflight.values()]);
-    await this.d.repo.releaseLeases(this.owner).catch(() => undefined);
+  protected idOf(job: ArchiveRow): string {
+    return job.task_id;
   }
 
-  /** Looks for work now rather than at the next tick. */
-  wake(): void {
-    if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.schedule(0);
+  protected work(job: ArchiveRow): Promise<void> {
+    return this.copy(job);
   }
 
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.ticking = this.ticking
-        .then(() => this.tick())
-        .catch((err: unknown) => this.d.log('error', 'video archive: tick failed', { error: (err as Error).message }))
-        .then(() => {
-          if (!this.timer) this.schedule(this.d.settings.tick_ms);
-        });
-    }, ms);
-    this.timer.unref();
+  protected release(): Promise<void> {
+    return this.d.repo.releaseLeases(this.owner);
   }
 
-  async tick(now = Date.now()): Promise<void> {
+  protected override async beforeClaim(now: number): Promise<void> {
     const retainMs = this.d.settings.retain_days * 86_400_000;
     if (retainMs > 0 && now - this.lastRetention >= Math.min(RETENTION_EVERY_MS, retainMs / 4)) {
       this.lastRetention = now;
       await this.applyRetention(now);
-    }
-    const room = this.d.settings.concurrency - this.inflight.size;
-    if (room <= 0) return;
-    const jobs = await this.d.repo.claimDue(this.owner, now, now + this.d.settings.lease_ms, room);
-    for (const job of jobs) {
-      if (this.inflight.has(job.task_id)) continue;
-      const p = this.copy(job)
-        .catch((err: unknown) => this.d.log('error', 'video archive: copy failed unexpectedly', { task_id: job.task_id, error: (err as Error).message }))
-        .finally(() => this.inflight.delete(job.task_id));
-      this.inflight.set(job.task_id, p);
     }
   }
 
@@ -119,17 +86,17 @@ export class Archiver {
       stored = await this.store(row, job.object_key);
     } catch (err) {
       // Stopped mid-copy: not the copy's fault; stop() hands the lease back for the next instance.
-      if (this.abort.signal.aborted) return;
+      if (this.signal.aborted) return;
       return this.failed(job, redact((err as Error).message), false);
     }
     if (await this.d.repo.markStored(job.task_id, this.owner, stored.bytes, stored.contentType, Date.now())) {
-      this.d.onStored?.(stored.bytes);
+      this.d.onAttempt?.('ok', stored.bytes);
       this.d.log('info', 'video archived', { task_id: job.task_id, bytes: stored.bytes, attempts: job.attempts + 1 });
     }
   }
 
   private async store(row: TaskRow, key: string): Promise<{ bytes: number; contentType: string }> {
-    const video = await this.d.source.open(row, undefined, this.abort.signal);
+    const video = await this.d.source.open(row, undefined, this.signal);
     if (!video) throw new Error('the provider no longer serves the video');
     if (video.status !== 200) {
       video.body.destroy();
@@ -147,6 +114,7 @@ export class Archiver {
     const delays = this.d.settings.retry_delays_s;
     const next = final || attempts > delays.length ? null : Date.now() + delays[attempts - 1] * 1000;
     await this.d.repo.markAttemptFailed(job.task_id, this.owner, attempts, next, error);
+    this.d.onAttempt?.(next === null ? 'failed' : 'retry', 0);
     this.d.log(next === null ? 'error' : 'warn', next === null ? 'video archive: gave up' : 'video archive: copy failed; will retry', { task_id: job.task_id, attempts, error });
   }
 

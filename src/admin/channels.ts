@@ -1,0 +1,95 @@
+import type { Config, ChannelConfig } from '../config/schema.js';
+import type { Relay } from '../relay/relay.js';
+import type { ChannelStats, WindowStats } from '../relay/channel-stats.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import { ChatRelay } from '../relay/chat.js';
+import { targetFor } from '../upstream/target.js';
+import { UpstreamFailure } from '../upstream/failure.js';
+import { redact } from '../http/redact.js';
+import { adminErrors } from './errors.js';
+import { maskUrl } from './config-view.js';
+
+export interface ChannelView {
+  name: string;
+  type: string;
+  base_url: string;
+  enabled: boolean;
+  priority: number;
+  weight: number;
+  models: string[];
+  breaker: 'closed' | 'open' | 'half_open';
+  last_5m: WindowStats;
+  last_60m: WindowStats;
+}
+
+export interface ChannelTestResult {
+  channel: string;
+  ok: boolean;
+  /** What was sent: a one-token chat completion, or a plain request to the channel's origin. */
+  probe: string;
+  model: string | null;
+  latency_ms: number;
+  status: number | null;
+  message: string;
+}
+
+export interface ChannelAdminDeps {
+  config: Config;
+  relay: Relay;
+  stats: ChannelStats;
+  upstream: UpstreamClient;
+}
+
+export class ChannelAdmin {
+  constructor(private readonly d: ChannelAdminDeps) {}
+
+  list(now = Date.now()): ChannelView[] {
+    return this.d.config.channels.map((c) => ({
+      name: c.name,
+      type: c.type,
+      base_url: maskUrl(c.base_url ?? ''),
+      enabled: c.enabled,
+      priority: c.priority,
+      weight: c.weight,
+      models: c.models,
+      breaker: this.d.relay.breaker(c.name).state(now),
+      last_5m: this.d.stats.of(c.name, 5, now),
+      last_60m: this.d.stats.of(c.name, 60, now),
+    }));
+  }
+
+  /**
+   * A minimal real call through the channel: a one-token chat completion when it serves a chat
+   * model; otherwise a GET of its base URL with its credentials (any answer but 401/403/5xx is a
+   * reachable channel that accepts them). Not counted in the channel's statistics.
+   */
+  async test(name: string): Promise<ChannelTestResult> {
+    const channel = this.d.config.channels.find((c) => c.name === name);
+    if (!channel) throw adminErrors.notFound(`The channel ${JSON.stringify(name)}`);
+    const chatModel = channel.models.find((m) => this.d.config.models[m]?.kind === 'chat');
+    const started = performance.now();
+    const ms = () => Math.round(performance.now() - started);
+    const signal = AbortSignal.timeout(30_000);
+    try {
+      if (chatModel) {
+        const answer = await new ChatRelay(this.d.upstream).complete(
+          { client: 'openai', body: { model: chatModel, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 }, stream: false, includeUsage: false, signal },
+          targetFor(channel, chatModel),
+        );
+        return { channel: name, ok: true, probe: 'chat completion (max_tokens 1)', model: chatModel, latency_ms: ms(), status: 200, message: `answered (${answer.usage.input ?? 0} input, ${answer.usage.output ?? 0} output tokens)` };
+      }
+      return await this.reach(channel, ms, signal);
+    } catch (err) {
+      const f = err instanceof UpstreamFailure ? err : null;
+      return { channel: name, ok: false, probe: chatModel ? 'chat completion (max_tokens 1)' : 'GET base URL', model: chatModel ?? null, latency_ms: ms(), status: f?.status ?? null, message: redact(f ? `${f.kind}: ${f.message}` : (err as Error).message) };
+    }
+  }
+
+  private async reach(channel: ChannelConfig, ms: () => number, signal: AbortSignal): Promise<ChannelTestResult> {
+    const target = targetFor(channel, channel.models[0] ?? '');
+    const res = await this.d.upstream.send({ url: `${target.baseUrl}/`, method: 'GET', headers: { authorization: `Bearer ${target.apiKey}`, 'x-api-key': target.apiKey }, signal });
+    await res.body.dump().catch(() => undefined);
+    const ok = res.statusCode < 500 && res.statusCode !== 401 && res.statusCode !== 403;
+    return { channel: channel.name, ok, probe: 'GET base URL', model: null, latency_ms: ms(), status: res.statusCode, message: ok ? 'reachable' : res.statusCode === 401 || res.statusCode === 403 ? 'the provider refused the channel\'s credentials' : 'the provider answered with a server error' };
+  }
+}

@@ -1,0 +1,63 @@
+import type { Services } from '../services.js';
+import { AdminTokensRepo } from '../store/repos/admin-tokens.js';
+import { AdminSessionsRepo } from '../store/repos/admin-sessions.js';
+import { AuditRepo } from '../store/repos/audit.js';
+import { HoldsRepo } from '../store/repos/holds.js';
+import { LeasesRepo } from '../store/repos/leases.js';
+import { TaskEventsRepo } from '../store/repos/task-events.js';
+import { TaskReportsRepo } from '../store/repos/task-reports.js';
+import { UsageReportsRepo } from '../store/repos/usage-reports.js';
+import { AdminAccess } from './tokens.js';
+import { Audit } from './audit.js';
+import { KeyAdmin } from './keys.js';
+import { UsageAdmin } from './usage.js';
+import { TaskAdmin } from './tasks.js';
+import { ChannelAdmin } from './channels.js';
+
+/** The operator service layer: what the admin API and the CLI call. */
+export interface Admin {
+  access: AdminAccess;
+  audit: Audit;
+  keys: KeyAdmin;
+  usage: UsageAdmin;
+  tasks: TaskAdmin;
+  channels: ChannelAdmin;
+  usageReports: UsageReportsRepo;
+  taskReports: TaskReportsRepo;
+}
+
+export interface AdminHooks {
+  /** Running instances must drop cached keys now (a revoke, new limits). */
+  keysChanged?: () => Promise<void> | void;
+}
+
+/** The parts of the CLI's store the key and usage commands need (no relay, no tasks). */
+export type StoreParts = Pick<Services, 'config' | 'store' | 'keys' | 'reservations' | 'usage'>;
+
+export function createKeyAdmin(s: StoreParts, hooks: AdminHooks = {}): KeyAdmin {
+  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), changed: hooks.keysChanged });
+}
+
+export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {
+  return new AdminAccess(new AdminTokensRepo(s.store.db), new AdminSessionsRepo(s.store.db));
+}
+
+export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
+  const usageReports = new UsageReportsRepo(s.store.db);
+  const taskReports = new TaskReportsRepo(s.store.db);
+  return {
+    access: createAdminAccess(s),
+    audit: new Audit(new AuditRepo(s.store.db)),
+    keys: createKeyAdmin(s, {
+      keysChanged: async () => {
+        s.authenticator.invalidate();
+        await hooks.keysChanged?.();
+      },
+    }),
+    usage: new UsageAdmin(usageReports, s.usage),
+    tasks: new TaskAdmin({ config: s.config, repo: s.tasks.repo, events: new TaskEventsRepo(s.store.db), reports: taskReports, service: s.tasks.service }),
+    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream }),
+    usageReports,
+    taskReports,
+  };
+}

@@ -1,0 +1,104 @@
+import type { Config } from '../config/schema.js';
+import type { TasksRepo } from '../store/repos/tasks.js';
+import type { TaskEventsRepo } from '../store/repos/task-events.js';
+import type { TaskReportsRepo } from '../store/repos/task-reports.js';
+import type { TaskService } from '../tasks/service.js';
+import { toTaskRecord, type TaskRecord } from '../tasks/record.js';
+import { progressOf } from '../tasks/status.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { adminErrors } from './errors.js';
+import { usd } from './money.js';
+import { int, str, time, type Query } from './query.js';
+
+// Video tasks for operators: every key's tasks, with what the client never sees (key, channel,
+// upstream id, cost, timeline).
+
+const STATUSES = ['SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
+
+export interface TaskDetail {
+  task: TaskRecord;
+  key_id: string;
+  model: string;
+  channel: string;
+  provider: string | null;
+  upstream_model: string;
+  upstream_id: string;
+  cost: { held_usd: string; charged_usd: string; state: string } | null;
+  timeline: { at: string; from: string | null; to: string; detail: string }[];
+}
+
+export interface TaskAdminDeps {
+  config: Config;
+  repo: TasksRepo;
+  events: TaskEventsRepo;
+  reports: TaskReportsRepo;
+  service: TaskService;
+}
+
+export class TaskAdmin {
+  constructor(private readonly d: TaskAdminDeps) {}
+
+  /** Filters: status, model, key, provider (a channel type), from/to (submit time); newest first. */
+  async list(q: Query) {
+    const status = str(q, 'status', 20);
+    if (status !== undefined && !STATUSES.includes(status)) throw adminErrors.invalid(`status must be one of ${STATUSES.join(', ')}`);
+    const provider = str(q, 'provider', 40);
+    const from = time(q, 'from');
+    const to = time(q, 'to');
+    const limit = int(q, 'limit', 1, 500, 50);
+    const cursor = str(q, 'cursor', 512);
+    const c = decodeCursor(cursor, ['number', 'string']);
+    const after = c && { submitTime: c[0], taskId: c[1] };
+    const rows = await this.d.reports.page(
+      {
+        status,
+        model: str(q, 'model'),
+        keyId: str(q, 'key'),
+        channels: provider === undefined ? undefined : this.d.config.channels.filter((c) => c.type === provider).map((c) => c.name),
+        fromS: from === undefined ? undefined : Math.floor(from / 1000),
+        toS: to === undefined ? undefined : Math.ceil(to / 1000),
+      },
+      limit + 1,
+      after,
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nowS = Math.floor(Date.now() / 1000);
+    return {
+      data: page.map((r) => ({ ...r, progress: progressOf(r.status, r.start_time, nowS), provider: this.providerOf(r.channel) })),
+      next_cursor: rows.length > limit && last ? encodeCursor(last.submit_time, last.task_id) : null,
+    };
+  }
+
+  private providerOf(channel: string): string | null {
+    return this.d.config.channels.find((c) => c.name === channel)?.type ?? null;
+  }
+
+  async detail(taskId: string): Promise<TaskDetail> {
+    const row = await this.d.repo.get(taskId);
+    if (!row) throw adminErrors.notFound(`The task ${JSON.stringify(taskId)}`);
+    const [events, hold] = await Promise.all([this.d.events.of(taskId), this.d.reports.reservation(row.reservation_id)]);
+    return {
+      task: toTaskRecord(row),
+      key_id: row.key_id,
+      model: row.model,
+      channel: row.channel,
+      provider: this.providerOf(row.channel),
+      upstream_model: row.upstream_model,
+      upstream_id: (row as { upstream_id?: string | null }).upstream_id || row.task_id,
+      cost: hold ? { held_usd: usd(hold.state === 'held' ? hold.amount_micros : 0), charged_usd: usd(hold.charged_micros), state: hold.state } : null,
+      timeline: events.map((e) => ({ at: new Date(e.at).toISOString(), from: e.from_status || null, to: e.to_status, detail: e.detail })),
+    };
+  }
+
+  /** The finished task's video URL, refreshed from the provider when the stored one has expired. */
+  async videoUrl(taskId: string): Promise<string> {
+    const row = await this.d.repo.get(taskId);
+    if (!row) throw adminErrors.notFound(`The task ${JSON.stringify(taskId)}`);
+    if (row.status !== 'SUCCESS') throw adminErrors.conflict(`The task ${taskId} has no video: it is ${row.status}.`);
+    // Read as its own key would: the task service refreshes an expired signed URL.
+    const record = await this.d.service.read({ keyId: row.key_id, name: '', models: null, rpm: 0, concurrency: 0, limitedCredit: false }, taskId);
+    if (!/^https?:\/\//.test(record.fail_reason)) throw adminErrors.conflict(`The task ${taskId} has no video URL.`);
+    return record.fail_reason;
+  }
+}

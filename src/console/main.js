@@ -1,0 +1,91 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { api, setCsrf } from './api.js';
+import { html } from './ui.js';
+import { Login } from './pages/login.js';
+import { Overview } from './pages/overview.js';
+import { Keys } from './pages/keys.js';
+import { Usage } from './pages/usage.js';
+import { Tasks, TaskPage } from './pages/tasks.js';
+import { Channels } from './pages/channels.js';
+import { ConfigPage } from './pages/config.js';
+import { Audit } from './pages/audit.js';
+
+// A single-page app under /console with hash routes (#/keys, #/tasks/<id>): the server only ever
+// serves index.html and the hashed bundle files.
+
+const PAGES = [
+  ['overview', 'Overview'],
+  ['keys', 'Keys'],
+  ['usage', 'Usage'],
+  ['tasks', 'Tasks'],
+  ['channels', 'Channels'],
+  ['config', 'Config'],
+  ['audit', 'Audit'],
+];
+
+function useRoute() {
+  const read = () => location.hash.replace(/^#\/?/, '').split('/');
+  const [route, setRoute] = useState(read());
+  useEffect(() => {
+    const on = () => setRoute(read());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+function Page({ route }) {
+  const [page, arg] = route;
+  switch (page) {
+    case 'keys':
+      return html`<${Keys} />`;
+    case 'usage':
+      return html`<${Usage} />`;
+    case 'tasks':
+      return arg ? html`<${TaskPage} id=${decodeURIComponent(arg)} />` : html`<${Tasks} />`;
+    case 'channels':
+      return html`<${Channels} />`;
+    case 'config':
+      return html`<${ConfigPage} />`;
+    case 'audit':
+      return html`<${Audit} />`;
+    default:
+      return html`<${Overview} />`;
+  }
+}
+
+function App() {
+  const [session, setSession] = useState(undefined);
+  const route = useRoute();
+  useEffect(() => {
+    api('GET', '/session').then(
+      (s) => {
+        setCsrf(s.csrf_token);
+        setSession(s);
+      },
+      () => setSession(null),
+    );
+  }, []);
+  if (session === undefined) return html`<p class="loading">Loading…</p>`;
+  if (!session) return html`<${Login} onLogin=${setSession} />`;
+  const logout = async () => {
+    await api('DELETE', '/session').catch(() => undefined);
+    setCsrf(null);
+    setSession(null);
+  };
+  const current = route[0] || 'overview';
+  return html`
+    <header>
+      <strong>mediagate</strong>
+      <nav>${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} class=${current === id ? 'active' : ''}>${label}</a>`)}</nav>
+      <span class="who">${session.name}</span>
+      <button type="button" id="logout" onClick=${logout}>Log out</button>
+    </header>
+    <main><${Page} route=${route} /></main>
+  `;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

@@ -1,0 +1,230 @@
+import { randomBase62 } from '../auth/keys.js';
+import type { LeasesRepo } from '../store/repos/leases.js';
+
+// Credit leases: per-request database writes for credit were what held the chat path back (a
+// reserve and a settle transaction each). Instead each instance draws part of a key's balance into
+// memory with one guarded UPDATE, reserves and settles against it in memory, and writes what it
+// spent back in batches. The database always knows each instance's lease (credit_leases), so the
+// balance plus the leases is what the key may still spend, and a lease nobody renews returns.
+//
+// Invariants (test/credit-leases.test.ts, test/credit-lease-instances.test.ts):
+// - a draw never takes more than the stored balance (guarded UPDATE in the draw's transaction);
+// - a hold is admitted only from this instance's unspent lease, so across instances the holds
+//   never exceed balance + leases: a key cannot be overdrawn by parallel instances;
+// - a real cost above its hold takes from the lease, then from the balance, then is owed
+//   (the overage of docs/limits.md);
+// - a crashed instance's lease returns to the balance after it expired (sweepExpired);
+// - settled amounts reach the database within `flushMs`, at shutdown, and before any draw.
+
+export interface LeaseOptions {
+  /** A lease not renewed for this long may be returned by any instance (after `graceMs` more). */
+  ttlMs: number;
+  /** Settled amounts are written back at most this long after the settle. */
+  flushMs: number;
+  /** A lease unused this long (and holding nothing) goes back to the balance. */
+  idleMs: number;
+  /** Slack past expires_at before another instance returns a lease (clock skew between hosts). */
+  graceMs: number;
+  /** A draw takes the larger of `requests` × the asking hold and `fraction` × the balance, never more than the balance. */
+  requests: number;
+  fraction: number;
+}
+
+export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { ttlMs: 30_000, flushMs: 250, idleMs: 10_000, graceMs: 10_000, requests: 20, fraction: 0.01 };
+
+interface Lease {
+  readonly keyId: string;
+  readonly id: string;
+  /** Drawn, not held, not spent: what new holds may take. */
+  available: number;
+  /** Sum and number of the open holds. */
+  held: number;
+  holds: number;
+  /** Settled since the last write-back. */
+  spent: number;
+  /** Holds are admitted only until then (renewed by every draw and write-back). */
+  validUntil: number;
+  /** The key owes money (as the database last said): refused until topped up. */
+  owes: boolean;
+  /** No database answer seen yet for this key in this process. */
+  fresh: boolean;
+  lastUse: number;
+  /** Every database operation of a lease runs in this chain, one at a time, so local state and the row never disagree. */
+  io: Promise<unknown>;
+}
+
+/** A hold taken from a lease. */
+export interface LeaseHold {
+  lease: Lease;
+  amount: number;
+}
+
+export interface LeaseView {
+  /** Unspent, not held, in this instance. */
+  availableMicros: number;
+  heldMicros: number;
+  holds: number;
+  /** Settled here, not yet written back. */
+  pendingMicros: number;
+}
+
+export class LeaseBook {
+  readonly instance = `inst_${randomBase62(12)}`;
+  private readonly leases = new Map<string, Lease>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly repo: LeasesRepo,
+    private readonly opts: LeaseOptions = DEFAULT_LEASE_OPTIONS,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {
+    this.timer = setInterval(() => void this.tick(), opts.flushMs);
+    this.timer.unref();
+    this.sweeper = setInterval(() => void repo.sweepExpired(opts.graceMs).catch(onError), Math.max(1000, Math.floor(opts.ttlMs / 3)));
+    this.sweeper.unref();
+  }
+
+  private lease(keyId: string): Lease {
+    let l = this.leases.get(keyId);
+    if (!l) {
+      l = { keyId, id: `${this.instance}/${keyId}`, available: 0, held: 0, holds: 0, spent: 0, validUntil: 0, owes: false, fresh: true, lastUse: 0, io: Promise.resolve() };
+      this.leases.set(keyId, l);
+    }
+    return l;
+  }
+
+  /** Holds `amount` from the key's lease, drawing more when it is short. null: the key cannot cover it. */
+  async reserve(keyId: string, amount: number): Promise<LeaseHold | null> {
+    const l = this.lease(keyId);
+    l.lastUse = Date.now();
+    if (this.take(l, amount)) return { lease: l, amount };
+    // Short, stale or not yet known: one draw (queued behind any operation already running).
+    await this.run(l, () => this.draw(l, amount));
+    return this.take(l, amount) ? { lease: l, amount } : null;
+  }
+
+  private take(l: Lease, amount: number): boolean {
+    if (l.fresh || l.owes || Date.now() >= l.validUntil || l.available < amount) return false;
+    l.available -= amount;
+    l.held += amount;
+    l.holds++;
+    return true;
+  }
+
+  private async draw(l: Lease, amount: number): Promise<void> {
+    if (this.closed) return;
+    // Another draw may have run while this one waited in the chain.
+    if (!l.fresh && !l.owes && Date.now() < l.validUntil && l.available >= amount) return;
+    const started = Date.now();
+    // Settled amounts first, so the balance the draw reads is current; a stale lease is renewed
+    // (or found returned, then its local amount is void).
+    if (l.spent > 0 || (started >= l.validUntil && l.available > 0)) await this.writeBack(l, false);
+    const need = Math.max(0, amount - l.available);
+    const want = (balance: number) => Math.max(this.opts.requests * amount, Math.ceil(balance * this.opts.fraction));
+    const r = await this.repo.draw(l.id, l.keyId, this.instance, want, need, this.opts.ttlMs, started);
+    l.fresh = false;
+    l.owes = r.overage > 0;
+    if (r.drawn > 0) l.available += r.drawn;
+    // A hold of nothing needs no money, only a key that owes nothing.
+    if (r.drawn > 0 || (need === 0 && !l.owes)) l.validUntil = Math.max(l.validUntil, started + this.opts.ttlMs);
+  }
+
+  /** Writes settled amounts back and renews the lease; `close` gives everything unheld back and ends it. */
+  private async writeBack(l: Lease, close: boolean): Promise<void> {
+    const spent = l.spent;
+    const give = close ? l.available : 0;
+    l.spent = 0;
+    l.available -= give;
+    const started = Date.now();
+    try {
+      const r = await this.repo.writeBack(l.id, l.keyId, spent, give, this.opts.ttlMs, close && l.holds === 0, started);
+      l.fresh = false;
+      l.owes = r.overage > 0;
+      if (r.lost) {
+        // The lease expired and was returned to the balance (this instance could not renew it in
+        // time); what was spent has now been charged to the balance directly.
+        l.available = 0;
+        l.validUntil = 0;
+      } else l.validUntil = close && l.holds === 0 ? 0 : started + this.opts.ttlMs;
+    } catch (err) {
+      l.spent += spent;
+      l.available += give;
+      throw err;
+    }
+  }
+
+  private run<T>(l: Lease, op: () => Promise<T>): Promise<T> {
+    const next = l.io.then(op, op);
+    l.io = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Charges `cost` for a hold: the rest of the hold returns to the lease; a cost above it takes from
+   * the lease, then from the balance, and what neither covers is owed. Returns the owed part.
+   */
+  async settle(h: LeaseHold, cost: number): Promise<number> {
+    const l = h.lease;
+    l.held -= h.amount;
+    l.holds--;
+    if (cost <= h.amount) {
+      l.available += h.amount - cost;
+      l.spent += cost;
+      return 0;
+    }
+    const extra = cost - h.amount;
+    const take = Math.min(Math.max(0, l.available), extra);
+    l.available -= take;
+    l.spent += h.amount + take;
+    if (extra === take) return 0;
+    const owed = await this.run(l, () => this.repo.chargeBeyondLease(l.keyId, extra - take));
+    if (owed > 0) l.owes = true;
+    return owed;
+  }
+
+  release(h: LeaseHold): void {
+    h.lease.held -= h.amount;
+    h.lease.holds--;
+    h.lease.available += h.amount;
+  }
+
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    for (const l of this.leases.values()) {
+      const idle = l.holds === 0 && now - l.lastUse > this.opts.idleMs && (l.available > 0 || l.spent > 0 || l.validUntil > 0);
+      const renew = l.validUntil > 0 && l.validUntil - now < this.opts.ttlMs / 2;
+      if (l.spent > 0 || idle || renew) {
+        this.run(l, () => this.writeBack(l, idle)).catch(this.onError);
+      }
+    }
+  }
+
+  /** Writes everything settled so far (tests and `keys list` read the database after it). */
+  async flush(keyId?: string): Promise<void> {
+    const targets = keyId ? [this.leases.get(keyId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
+    // Queued behind any write already running (it may hold amounts this call must see written).
+    await Promise.all(targets.map((l) => this.run(l, () => (l.spent > 0 ? this.writeBack(l, false) : Promise.resolve()))));
+  }
+
+  /** Shutdown: writes back and returns every lease (a lease with holds still open stays until its expiry). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    clearInterval(this.sweeper);
+    await Promise.all([...this.leases.values()].map((l) => this.run(l, () => this.writeBack(l, true)).catch(this.onError)));
+  }
+
+  /** Stops the timers without writing anything back: what a crash leaves behind (tests). */
+  halt(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    clearInterval(this.sweeper);
+  }
+
+  view(keyId: string): LeaseView | undefined {
+    const l = this.leases.get(keyId);
+    return l && { availableMicros: l.available, heldMicros: l.held, holds: l.holds, pendingMicros: l.spent };
+  }
+}

@@ -1,0 +1,132 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
+import { openStore, type Store } from '../src/store/db.js';
+import { KeysRepo } from '../src/store/repos/keys.js';
+import { ReservationsRepo } from '../src/store/repos/reservations.js';
+import { LeasesRepo } from '../src/store/repos/leases.js';
+import { CreditService } from '../src/limits/credit.js';
+import { DEFAULT_LEASE_OPTIONS, LeaseBook } from '../src/limits/credit-lease.js';
+import { GatewayError } from '../src/http/errors.js';
+import type { Principal } from '../src/auth/principal.js';
+
+// Credit leases between two instances: two LeaseBooks (each its own instance id) on one database —
+// on PostgreSQL through two stores (two pools), so draws and write-backs cross connections.
+
+describe('credit leases', () => {
+  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  let stores: Store[];
+  let books: LeaseBook[];
+  let credits: CreditService[];
+
+  const options = { ...DEFAULT_LEASE_OPTIONS, flushMs: 20 };
+
+  beforeEach(async () => {
+    db = await freshDatabaseUrl();
+    const first = await openStore(db.url);
+    stores = [first, testDialect() === 'postgres' ? await openStore(db.url) : first];
+    books = stores.map((s) => new LeaseBook(new LeasesRepo(s.db), options));
+    credits = stores.map((s, i) => new CreditService(new ReservationsRepo(s.db), { book: books[i], repo: new LeasesRepo(s.db) }));
+  });
+  afterEach(async () => {
+    for (const b of books) await b.close();
+    for (const s of new Set(stores)) await s.close();
+    await db.drop();
+  });
+
+  async function keyWith(creditMicros: number): Promise<Principal> {
+    const row = await new KeysRepo(stores[0].db).create({ name: 't', keyHash: `h${Math.random()}`, keyPrefix: 'mg-x', creditMicros });
+    return { keyId: row.id, name: 't', models: null, rpm: 0, concurrency: 0, limitedCredit: true };
+  }
+  const leaseRows = (keyId: string) => stores[0].db.selectFrom('credit_leases').selectAll().where('key_id', '=', keyId).execute();
+  const refused = (err: unknown) => err instanceof GatewayError && err.code === 'insufficient_quota';
+
+  it('never draws beyond the stored balance: concurrent holds on two instances total at most the balance', async () => {
+    const start = 37 * 1000 + 999;
+    const p = await keyWith(start);
+    const outcomes = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        credits[i % 2].reserve(p, 1000).then(
+          () => 'held',
+          (err: unknown) => (refused(err) ? 'refused' : err),
+        ),
+      ),
+    );
+    const held = outcomes.filter((o) => o === 'held').length;
+    expect(outcomes.filter((o) => o !== 'held' && o !== 'refused')).toEqual([]);
+    expect(held * 1000).toBeLessThanOrEqual(start);
+    // Refused only when neither this instance's lease nor the balance could cover one more.
+    expect(held).toBeGreaterThanOrEqual(36);
+    const a = await credits[0].account(p.keyId);
+    expect(a!.balanceMicros).toBeGreaterThanOrEqual(0);
+    // Every micro-dollar is either in the balance or in a lease row.
+    expect(a!.balanceMicros! + a!.leasedMicros).toBe(start);
+    for (const row of await leaseRows(p.keyId)) expect(Number(row.amount_micros)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('two instances spending one key until both refuse: settled never exceeds the balance, unspent is less than a hold per instance', async () => {
+    const start = 100_000;
+    const estimate = 700;
+    const p = await keyWith(start);
+    let settled = 0;
+    const worker = async (c: CreditService, seed: number) => {
+      let refusals = 0;
+      for (let i = 0; refusals < 3; i++) {
+        try {
+          const hold = await c.reserve(p, estimate);
+          const cost = 100 + ((seed * 7919 + i * 104729) % 600); // within the hold
+          const r = await c.settle(hold, cost);
+          settled += r!.chargedMicros;
+          expect(r!.overageMicros).toBe(0);
+          refusals = 0;
+        } catch (err) {
+          if (!refused(err)) throw err;
+          refusals++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, i) => worker(credits[i % 2], i)));
+    expect(settled).toBeLessThanOrEqual(start);
+    await credits[0].flush();
+    await credits[1].flush();
+    expect(await credits[1].spendable(p.keyId)).toBe(start - settled);
+    // What no instance could hold any more: less than one estimate per instance.
+    expect(start - settled).toBeLessThan(2 * estimate);
+  });
+
+  it('settles in memory and writes back in batches; a top-up lands in the balance while the lease keeps its own', async () => {
+    const p = await keyWith(1_000_000);
+    const hold = await credits[0].reserve(p, 1000);
+    // One draw: the larger of 20 holds and 1% of the balance.
+    expect((await leaseRows(p.keyId)).map((r) => Number(r.amount_micros))).toEqual([20_000]);
+    expect(await credits[0].settle(hold, 400)).toEqual({ chargedMicros: 400, overageMicros: 0 });
+    expect(await credits[0].account(p.keyId)).toEqual({ balanceMicros: 980_000, leasedMicros: 19_600, overageMicros: 0 });
+    await stores[0].db.updateTable('api_keys').set({ credit_micros: 990_000 }).where('id', '=', p.keyId).execute();
+    expect(await credits[1].spendable(p.keyId)).toBe(990_000 + 19_600);
+  });
+
+  it('returns a crashed instance’s unspent lease to the balance once it expired, and only then', async () => {
+    const p = await keyWith(50_000);
+    // An instance that drew and then died: its book never writes back or renews.
+    const dead = new LeaseBook(new LeasesRepo(stores[0].db), { ...options, ttlMs: 2000 });
+    const hold = await dead.reserve(p.keyId, 1000);
+    expect(hold).not.toBeNull();
+    dead.halt();
+    const repo = new LeasesRepo(stores[stores.length - 1].db);
+    expect(await repo.sweepExpired(options.graceMs)).toBe(0);
+    expect(Number((await new ReservationsRepo(stores[0].db).account(p.keyId))!.balanceMicros)).toBe(30_000);
+    // Past expiry and grace another instance gives it back, once.
+    const later = Date.now() + 2000 + options.graceMs + 1;
+    expect(await repo.sweepExpired(options.graceMs, later)).toBe(1);
+    expect(await repo.sweepExpired(options.graceMs, later)).toBe(0);
+    expect(await credits[0].account(p.keyId)).toEqual({ balanceMicros: 50_000, leasedMicros: 0, overageMicros: 0 });
+  });
+
+  it('gives every lease back at shutdown', async () => {
+    const p = await keyWith(10_000);
+    const h = await credits[0].reserve(p, 100);
+    await credits[0].settle(h, 60);
+    await books[0].close();
+    expect(await leaseRows(p.keyId)).toEqual([]);
+    expect((await new ReservationsRepo(stores[0].db).account(p.keyId))!.balanceMicros).toBe(10_000 - 60);
+  });
+});
