@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import type { Services } from '../services.js';
-import { TaskRecordSchema } from '../tasks/record.js';
+import { TaskEnvelopeSchema, TaskRecordSchema, envelope } from '../tasks/record.js';
+import { TaskCanceller } from '../tasks/cancel.js';
 import { baseForRequest, presentRecord } from '../tasks/content/gateway-url.js';
 
 const TaskPageEnvelope = Type.Object(
@@ -22,6 +23,11 @@ const TaskPageEnvelope = Type.Object(
 export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Services): void {
   const { lister, content } = services.lifecycle;
   const { config } = services;
+  const canceller = new TaskCanceller({ config, repo: services.tasks.repo, transitions: services.tasks.transitions, upstream: services.upstream });
+
+  app.post<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/cancel', { config: { auth: true }, schema: { response: { 200: TaskEnvelopeSchema } } }, async (request) =>
+    envelope(presentRecord(config, await canceller.cancel(principalOf(request), request.params.task_id), baseForRequest(config, request))),
+  );
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/v1/video/generations',
