@@ -18,12 +18,15 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
   const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config/defaults.js'));
   const chatPrice = { input_per_million: 0.15, output_per_million: 0.6 };
   const config = {
-    server: { host: '127.0.0.1', port: 0 },
+    // All load comes from one address (loopback): the per-client connection cap (default 1,024)
+    // would refuse the stream test's 2,000 connections.
+    server: { host: '127.0.0.1', port: 0, max_connections_per_client: 0 },
     database: { url: `sqlite:${join(dir, 'mediagate.db')}` },
     ...extra,
     channels: [
       { name: 'bench-openai', type: 'openai', base_url: `${upstreamUrl}/v1`, api_key: 'sk-bench-upstream', models: [CHAT_MODEL, HOLD_MODEL] },
-      { name: 'bench-ark', type: 'ark', base_url: upstreamUrl, api_key: 'ark-bench-upstream', models: Object.keys(SEEDANCE_MODELS) },
+      // The upstream is on loopback: its result URLs must be allowed to be.
+      { name: 'bench-ark', type: 'ark', base_url: upstreamUrl, api_key: 'ark-bench-upstream', models: Object.keys(SEEDANCE_MODELS), allow_private_network: true },
       { name: 'bench-sim', type: 'simulator', base_url: upstreamUrl, api_key: 'sim-bench-upstream', models: Object.keys(SIMULATOR_MODELS) },
     ],
     models: {
