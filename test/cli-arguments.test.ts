@@ -8,7 +8,7 @@ import { testDialect } from './helpers/databases.js';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
 
-describe('mediagate CLI arguments', () => {
+describe('mediagate CLI arguments', { timeout: 120_000 }, () => {
   let cli: CliFixture;
   beforeAll(async () => {
     cli = await cliFixture();

@@ -3,7 +3,7 @@ import { cliFixture, type CliFixture } from './helpers/cli.js';
 import { openStore } from '../src/store/db.js';
 import { hashApiKey } from '../src/auth/keys.js';
 
-describe('mediagate keys (CLI)', () => {
+describe('mediagate keys (CLI)', { timeout: 120_000 }, () => {
   let cli: CliFixture;
   const run = (...args: string[]) => cli.run(...args);
 

@@ -8,7 +8,7 @@ import { RateLimits } from '../src/limits/rate-limits.js';
 import { MemoryLimitStore } from '../src/limits/memory-store.js';
 import { validateConfig } from '../src/config/loader.js';
 
-describe('mediagate usage and key limits (CLI)', () => {
+describe('mediagate usage and key limits (CLI)', { timeout: 120_000 }, () => {
   let cli: CliFixture;
   const run = (...args: string[]) => cli.run(...args);
 
