@@ -8,6 +8,8 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerImageRoutes } from './routes/images.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerMessagesRoutes } from './routes/messages.js';
+import { registerResponsesRoutes } from './routes/responses.js';
+import { registerGeminiRoutes } from './routes/gemini.js';
 import { registerVideoRoutes } from './routes/video.js';
 import { registerVideoLifecycleRoutes } from './routes/video-lifecycle.js';
 import { registerRateLimits } from './limits/hook.js';
@@ -39,7 +41,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     logger: {
       level: config.log.level,
       // Keys must never reach a log line, whatever a future log call includes.
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization', 'headers["x-api-key"]', 'headers.cookie'], censor: '[redacted]' },
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie', 'headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'headers.cookie'], censor: '[redacted]' },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     // Per-request log lines cost throughput; the usage ledger records every request instead.
@@ -83,6 +85,8 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
       registerImageRoutes(api, services);
       registerChatRoutes(api, services);
       registerMessagesRoutes(api, services);
+      registerResponsesRoutes(api, services);
+      registerGeminiRoutes(api, services);
       registerVideoRoutes(api, services.tasks.service, services.config);
       registerVideoLifecycleRoutes(api, services);
     }

@@ -4,6 +4,7 @@ import { KeysRepo } from './store/repos/keys.js';
 import { ModelsRepo } from './store/repos/models.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo } from './store/repos/usage.js';
+import { ResponsesRepo } from './store/repos/responses.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
@@ -31,6 +32,8 @@ export interface Services {
   authenticator: Authenticator;
   catalog: Catalog;
   usage: UsageRepo;
+  /** Stored Responses API answers (previous_response_id, item_reference, GET /v1/responses/{id}). */
+  responses: ResponsesRepo;
   ledger: UsageLedger;
   credit: CreditService;
   relay: Relay;
@@ -98,6 +101,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const catalog = new Catalog(config, firstSeen);
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const usage = new UsageRepo(store.db);
+  const responses = new ResponsesRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
   const limits = await createRateLimits(config, warn);
@@ -136,6 +140,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   }
   const holdSweep = setInterval(() => {
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
+    responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -147,6 +152,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     authenticator: new Authenticator(keys),
     catalog,
     usage,
+    responses,
     ledger,
     credit,
     limits,

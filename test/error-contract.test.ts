@@ -31,7 +31,8 @@ const TABLE: Array<[number, string]> = [
 const OPENAI_TYPE: Record<number, string> = { 400: 'invalid_request_error', 401: 'invalid_request_error', 403: 'permission_error', 404: 'invalid_request_error', 413: 'invalid_request_error', 429: 'rate_limit_error', 502: 'server_error', 503: 'server_error', 504: 'server_error' };
 const ANTHROPIC_TYPE: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 502: 'api_error', 503: 'overloaded_error', 504: 'api_error' };
 
-const PREFIX = { openai: '/v1/__contract', anthropic: '/v1/messages/__contract', video: '/v1/video/__contract' } as const;
+const PREFIX = { openai: '/v1/__contract', anthropic: '/v1/messages/__contract', gemini: '/v1beta/__contract', video: '/v1/video/__contract' } as const;
+const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 413: 'INVALID_ARGUMENT', 429: 'RESOURCE_EXHAUSTED', 502: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED' };
 
 describe('the error contract', () => {
   let gw: TestGateway;
@@ -68,7 +69,7 @@ describe('the error contract', () => {
   });
 
   it('renders every status of the table in each family shape, without keys', async () => {
-    for (const family of ['openai', 'anthropic', 'video'] as const) {
+    for (const family of ['openai', 'anthropic', 'gemini', 'video'] as const) {
       for (let row = 0; row < TABLE.length; row++) {
         const [status, code] = TABLE[row];
         const res = await fetch(`${url}${PREFIX[family]}/${row}`);
@@ -81,13 +82,14 @@ describe('the error contract', () => {
         if (family === 'openai') expect(body.error).toMatchObject({ code, type: code === 'insufficient_quota' ? 'insufficient_quota' : OPENAI_TYPE[status] });
         if (family === 'anthropic') expect(body.error.type).toBe(ANTHROPIC_TYPE[status]);
         if (family === 'video') expect(body.code).toBe(code);
+        if (family === 'gemini') expect(body.error).toMatchObject({ code: status, status: GOOGLE_STATUS[status] });
         if (status === 429) expect(res.headers.get('retry-after')).toBe('7');
       }
     }
   });
 
   it('answers an unexpected failure with a 500 in family shape, without the message or a stack', async () => {
-    for (const family of ['openai', 'anthropic', 'video'] as const) {
+    for (const family of ['openai', 'anthropic', 'gemini', 'video'] as const) {
       const res = await fetch(`${url}${PREFIX[family]}-crash`);
       const text = await res.text();
       expect(res.status).toBe(500);
@@ -134,7 +136,7 @@ describe('the error contract', () => {
       expect(declared.status, route.url).toBe(413);
       const body = await declared.json();
       expect(errorShapeProblem(family, body)).toBeNull();
-      expect(JSON.stringify(body)).toContain(family === 'anthropic' ? 'request_too_large' : 'request_too_large');
+      expect(JSON.stringify(body)).toContain(family === 'gemini' ? 'INVALID_ARGUMENT' : 'request_too_large');
       // Streamed (chunked, no length): refused by the body parser once past the limit.
       const chunked = buildRequest('POST', route.url, [['Content-Type', 'application/json'], ['Authorization', `Bearer ${key}`], ['Transfer-Encoding', 'chunked']], `${Buffer.byteLength(big).toString(16)}\r\n${big}\r\n0\r\n\r\n`);
       const res = await rawRequest(port, chunked);
@@ -184,7 +186,7 @@ describe('the error contract', () => {
       expect(allow).not.toContain(wrong);
       const body = await res.json();
       expect(errorShapeProblem(familyOf(path), body), path).toBeNull();
-      expect(JSON.stringify(body)).toContain(familyOf(path) === 'anthropic' ? `does not accept ${wrong}` : 'method_not_allowed');
+      expect(JSON.stringify(body)).toContain(familyOf(path) === 'anthropic' || familyOf(path) === 'gemini' ? `does not accept ${wrong}` : 'method_not_allowed');
     }
     const models = await fetch(`${gw.url}/v1/models`, { method: 'DELETE' });
     expect(models.status).toBe(405);

@@ -37,7 +37,7 @@ describe('GET /v1/models', () => {
     const ids = body.data.map((m: { id: string }) => m.id);
     expect(ids).toEqual([...ids].sort());
     const byId = Object.fromEntries(body.data.map((m: any) => [m.id, m]));
-    expect(byId['sim-chat'].supported_endpoint_types).toEqual(['openai', 'anthropic']);
+    expect(byId['sim-chat'].supported_endpoint_types).toEqual(['openai', 'anthropic', 'openai-response', 'gemini']);
     expect(byId['sim-image'].supported_endpoint_types).toEqual(['image-generation']);
     expect(byId['doubao-seedance-1-0-pro-250528'].supported_endpoint_types).toEqual(['openai-video']);
     expect(byId['doubao-seedance-1-0-pro-250528'].owned_by).toBe('volcengine');
@@ -88,7 +88,7 @@ describe('GET /v1/models', () => {
     try {
       const { key } = await g2.createKey();
       const body = (await (await fetch(`${g2.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
-      expect(body.data).toEqual([{ id: 'sim-chat', object: 'model', created: 1700000000, owned_by: 'simulator', supported_endpoint_types: ['openai', 'anthropic'] }]);
+      expect(body.data).toEqual([{ id: 'sim-chat', object: 'model', created: 1700000000, owned_by: 'simulator', supported_endpoint_types: ['openai', 'anthropic', 'openai-response', 'gemini'] }]);
     } finally {
       await g2.close();
     }

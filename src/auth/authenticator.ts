@@ -60,13 +60,13 @@ function toPrincipal(row: ApiKeyRow): Principal {
   };
 }
 
-/** The key from `Authorization: Bearer <key>` or `x-api-key: <key>`. */
+/** The key from `Authorization: Bearer <key>`, `x-api-key: <key>` or (Gemini clients) `x-goog-api-key: <key>`. */
 export function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
   const auth = headers.authorization;
   if (typeof auth === 'string') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (m) return m[1];
   }
-  const x = headers['x-api-key'];
+  const x = headers['x-api-key'] ?? headers['x-goog-api-key'];
   return typeof x === 'string' ? x.trim() : undefined;
 }

@@ -18,10 +18,17 @@ export function registerAuth(app: FastifyInstance, authenticator: Authenticator)
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!request.routeOptions.config?.auth) return;
-    const principal = await authenticator.authenticate(presentedKey(request.headers));
+    const principal = await authenticator.authenticate(presentedKey(request.headers) ?? queryKey(request));
     if (!principal) throw errors.invalidApiKey();
     request.principal = principal;
   });
+}
+
+/** Google's clients may send the key as `?key=` on the Gemini routes (and only there). */
+function queryKey(request: FastifyRequest): string | undefined {
+  if (!request.url.startsWith('/v1beta/')) return undefined;
+  const key = (request.query as { key?: unknown } | undefined)?.key;
+  return typeof key === 'string' && key ? key : undefined;
 }
 
 /** The principal of an authenticated route (registerAuth guarantees it is set). */

@@ -261,6 +261,14 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    responses: Type.Object(
+      {
+        // Days a stored Responses API answer (and its items) stays retrievable; `store: false`
+        // requests keep nothing.
+        retain_days: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     storage: StorageSchema,
     webhooks: WebhooksSchema,
     admin: Type.Object(

@@ -33,6 +33,8 @@ export interface StreamTranslator {
   readonly usage: ReportedUsage;
   /** A rough count of output tokens sent to the client so far, to bill a stream cut short. */
   readonly deliveredTokens: number;
+  /** The whole answer as a non-streamed body of the client's format, once the stream ended (if known). */
+  final?(): unknown;
 }
 
 /** Rough tokens of a text: about four bytes per token (the usual rule of thumb for English). */

@@ -13,8 +13,8 @@ export interface CatalogModel {
 }
 
 const ENDPOINT_TYPES: Record<ModelConfig['kind'], string[]> = {
-  // The gateway converts between both chat formats for every chat model.
-  chat: ['openai', 'anthropic'],
+  // Every chat model answers in every client format, whatever its channels speak.
+  chat: ['openai', 'anthropic', 'openai-response', 'gemini'],
   image: ['image-generation'],
   video: ['openai-video'],
 };

@@ -18,8 +18,9 @@ import { ChatRelay, type ChatCall } from '../relay/chat.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import { CLIENT_CLOSED, pipeChatStream } from './chat-stream.js';
 
-// The flow both chat endpoints share: model → credit hold → relay (with fallback) → answer in the
-// client's format → settle from the reported usage → one ledger row.
+// The flow every chat endpoint shares (Chat Completions, Messages, Responses, Gemini): model →
+// credit hold → relay (with fallback) → answer in the client's format → settle from the reported
+// usage → one ledger row.
 
 /** The output a request without a max tokens field is reserved for (and Anthropic is asked for). */
 export const DEFAULT_OUTPUT_CAP = DEFAULT_ANTHROPIC_MAX_TOKENS;
@@ -34,8 +35,35 @@ export interface TokenEstimate {
  * limits/estimate.ts), output = the client's max tokens or the default cap.
  */
 export function estimateChatTokens(client: ChatFormat, body: Record<string, unknown>, contentLength: number, imageTokens?: number): TokenEstimate {
-  const max = client === 'openai' ? (body.max_completion_tokens ?? body.max_tokens) : body.max_tokens;
+  const max = maxTokensOf(client, body).value;
   return { input: inputTokenBound(body, contentLength, imageTokens), output: typeof max === 'number' && max > 0 ? max : DEFAULT_OUTPUT_CAP };
+}
+
+/** The output cap a client set, and the name of its field (for the credit refusal's hint). */
+function maxTokensOf(client: ChatFormat, body: Record<string, any>): { field: string; value: unknown } {
+  switch (client) {
+    case 'openai':
+      return body.max_completion_tokens !== undefined ? { field: 'max_completion_tokens', value: body.max_completion_tokens } : { field: 'max_tokens', value: body.max_tokens };
+    case 'responses':
+      return { field: 'max_output_tokens', value: body.max_output_tokens };
+    case 'gemini':
+      return { field: 'generationConfig.maxOutputTokens', value: body.generationConfig?.maxOutputTokens };
+    default:
+      return { field: 'max_tokens', value: body.max_tokens };
+  }
+}
+
+/** What one chat endpoint adds to the shared flow. */
+export interface ChatRouteSpec {
+  client: ChatFormat;
+  /** The ledger's endpoint name. */
+  endpoint: string;
+  /** The body as the relay takes it and whether it streams (Gemini names both in the URL). */
+  read?(request: FastifyRequest): { body: Record<string, unknown>; stream: boolean };
+  /** Before the credit hold: the Responses API resolves its stored state here. */
+  prepare?(request: FastifyRequest, call: ChatCall): Promise<void>;
+  /** The whole answer went out (its body in the client's format): the Responses API stores it. */
+  finished?(request: FastifyRequest, call: ChatCall, answer: Record<string, unknown>): Promise<void>;
 }
 
 /** The model a chat request names, if this key may use it as a chat model. */
@@ -47,19 +75,25 @@ function chatModel(services: Services, request: FastifyRequest, id: string): Cat
   return model;
 }
 
-export function chatHandler(services: Services, client: ChatFormat, endpoint: 'chat' | 'messages') {
+export function chatHandler(services: Services, spec: ChatRouteSpec) {
   const chat = new ChatRelay(services.upstream);
+  const { client, endpoint } = spec;
 
   return async function handleChat(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const started = Date.now();
     const principal = principalOf(request);
-    const body = request.body as Record<string, unknown>;
+    const { body, stream } = spec.read ? spec.read(request) : { body: request.body as Record<string, unknown>, stream: (request.body as Record<string, unknown>).stream === true };
     const model = chatModel(services, request, body.model as string);
-    const stream = body.stream === true;
     const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
-    const estimate = estimateChatTokens(client, body, Number(request.headers['content-length'] ?? 0), model.config.image_input_tokens);
-    const capField = client === 'openai' && body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
-    const fit = chatFitHint(model.config, estimate.input, capField, body[capField] === undefined ? DEFAULT_OUTPUT_CAP : undefined);
+    // The client leaving (the response closing before it finished) aborts the upstream call at once.
+    const abort = new AbortController();
+    const call: ChatCall = { client, body, stream, includeUsage, signal: abort.signal };
+    if (spec.prepare) await spec.prepare(request, call);
+    // A body the gateway expanded (stored Responses state) is measured as sent upstream.
+    const bytes = call.body === body ? Number(request.headers['content-length'] ?? 0) : 0;
+    const estimate = estimateChatTokens(client, call.body, bytes, model.config.image_input_tokens);
+    const cap = maxTokensOf(client, call.body);
+    const fit = chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined);
     const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
 
     let channel = '';
@@ -73,13 +107,10 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
       record(status, input, output, settled?.chargedMicros ?? cost, settled?.overageMicros ?? 0);
     };
 
-    // The client leaving (the response closing before it finished) aborts the upstream call at once.
-    const abort = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) abort.abort();
     };
     reply.raw.on('close', onClose);
-    const call: ChatCall = { client, body, stream, includeUsage, signal: abort.signal };
     const canRetry = () => !reply.raw.headersSent && !abort.signal.aborted;
     const via =
       <T>(attempt: (t: Target) => Promise<T>) =>
@@ -93,10 +124,21 @@ export function chatHandler(services: Services, client: ChatFormat, endpoint: 'c
         const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
         const usage = believableUsage(answer.usage, estimate);
         await settle(200, usage.input ?? estimate.input, usage.output ?? 0);
+        if (spec.finished) {
+          await spec.finished(request, call, JSON.parse(answer.payload) as Record<string, unknown>).catch((err: Error) => request.log.error({ err: err.message }, 'storing an answer failed'));
+        }
         return reply.header('content-type', 'application/json; charset=utf-8').send(redact(answer.payload));
       }
       const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
-      const outcome = await pipeChatStream(reply, client, opened, abort.signal);
+      const store = spec.finished;
+      const final = () => opened.translator.final?.() as Record<string, unknown> | undefined;
+      const beforeEnd = store
+        ? async () => {
+            const answer = final();
+            if (answer) await store(request, call, answer).catch((err: Error) => request.log.error({ err: err.message }, 'storing a streamed answer failed'));
+          }
+        : undefined;
+      const outcome = await pipeChatStream(reply, client, opened, abort.signal, beforeEnd);
       if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
       if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
       const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);

@@ -25,7 +25,14 @@ export const CLIENT_CLOSED = 499;
  * the client's stream with an error event in the client's format; a client that leaves aborts the
  * upstream (the caller's AbortSignal) and the loop stops.
  */
-export async function pipeChatStream(reply: FastifyReply, client: ChatFormat, opened: OpenedStream, signal: AbortSignal): Promise<StreamOutcome> {
+export async function pipeChatStream(
+  reply: FastifyReply,
+  client: ChatFormat,
+  opened: OpenedStream,
+  signal: AbortSignal,
+  /** Runs once the whole answer was written, before the response ends (a stored answer is then readable when the client sees the end). */
+  beforeEnd?: () => Promise<void>,
+): Promise<StreamOutcome> {
   reply.hijack();
   const res = reply.raw;
   // Headers set by hooks (rate-limit headers, say) still go out on a hijacked reply.
@@ -70,6 +77,7 @@ export async function pipeChatStream(reply: FastifyReply, client: ChatFormat, op
     await reader.cancel();
     return { status: g.status, failure };
   }
+  if (beforeEnd) await beforeEnd().catch(() => undefined);
   writer.end();
   void drainRest(reader);
   return { status: 200, failure: null };

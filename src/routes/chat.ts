@@ -73,5 +73,5 @@ export const ChatCompletionRequest = Type.Object(
 );
 
 export function registerChatRoutes(app: FastifyInstance, services: Services): void {
-  app.post('/v1/chat/completions', { config: { auth: true }, schema: { body: ChatCompletionRequest } }, chatHandler(services, 'openai', 'chat'));
+  app.post('/v1/chat/completions', { config: { auth: true }, schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
 }

@@ -85,7 +85,18 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
     texts.push(t.name, String(t.description ?? ''));
   }
   const choice = body.tool_choice as Json | undefined;
+  const thinking = body.thinking as Json | undefined;
+  if (thinking?.type === 'enabled') {
+    if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+    if (choice?.type === 'any' || choice?.type === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
+    if (body.temperature != null && body.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled.';
+  }
+  const format = ((body.output_config as Json | undefined)?.format ?? body.output_format) as Json | undefined;
+  if (format != null && (format.type !== 'json_schema' || typeof format.schema !== 'object')) return 'output_config.format: Input should be a valid json_schema format';
   return {
+    json: format ? { schema: format.schema } : null,
+    reasoning: thinking?.type === 'enabled',
     texts,
     images,
     prompt,
@@ -101,8 +112,11 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
 const STOP: Record<SimAnswer['finish'], string> = { end: 'end_turn', length: 'max_tokens', stop_sequence: 'stop_sequence', tool: 'tool_use' };
 
 function outputTokens(a: SimAnswer): number {
-  return a.pieces.length + (a.tool ? a.tool.argPieces.length : 0);
+  return a.pieces.length + (a.tool ? a.tool.argPieces.length : 0) + a.thought.length;
 }
+
+/** The simulator's stand-in for the signature Anthropic puts on thinking blocks. */
+const SIGNATURE = 'c2ltdWxhdG9yLXNpZ25hdHVyZQ==';
 
 function usage(a: SimAnswer, output: number): Json {
   return { input_tokens: a.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' };
@@ -110,6 +124,7 @@ function usage(a: SimAnswer, output: number): Json {
 
 function message(id: string, model: string, a: SimAnswer, toolId: string): Json {
   const content: Json[] = [];
+  if (a.thought.length) content.push({ type: 'thinking', thinking: a.thought.join(''), signature: SIGNATURE });
   if (a.pieces.length) content.push({ type: 'text', text: a.pieces.join('') });
   if (a.tool) content.push({ type: 'tool_use', id: toolId, name: a.tool.name, input: JSON.parse(a.tool.args) });
   return { id, type: 'message', role: 'assistant', model, content, stop_reason: STOP[a.finish], stop_sequence: a.stopSequence, usage: usage(a, outputTokens(a)) };
@@ -119,6 +134,12 @@ function events(id: string, model: string, a: SimAnswer, toolId: string): string
   const ev = (type: string, body: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
   const frames = [ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: usage(a, 1) } })];
   let index = 0;
+  if (a.thought.length) {
+    frames.push(ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+    for (let i = 0; i < a.thought.length; i += 3) frames.push(ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: a.thought.slice(i, i + 3).join('') } }));
+    frames.push(ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: SIGNATURE } }), ev('content_block_stop', { index }));
+    index++;
+  }
   if (a.pieces.length) {
     frames.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }), ev('ping', {}));
     // Anthropic sends a few tokens per delta.

@@ -25,6 +25,10 @@ export interface SimConversation {
   toolsOff: boolean;
   maxTokens: number | null;
   stop: string[];
+  /** The answer must be JSON: any object (json mode), or one valid against this schema. */
+  json?: { schema: Record<string, unknown> | null } | null;
+  /** The client asked for reasoning: the answer starts with a short thought. */
+  reasoning?: boolean;
 }
 
 export interface SimAnswer {
@@ -34,6 +38,8 @@ export interface SimAnswer {
   finish: 'end' | 'length' | 'stop_sequence' | 'tool';
   stopSequence: string | null;
   inputTokens: number;
+  /** Reasoning pieces (one token each), shown before the answer when the client asked for it. */
+  thought: string[];
 }
 
 /** Images count as a fixed 85 tokens (OpenAI's low-detail price). */
@@ -63,10 +69,18 @@ export function countTokens(texts: string[]): number {
 
 export function answer(c: SimConversation): SimAnswer {
   const inputTokens = countTokens(c.texts) + c.images * IMAGE_TOKENS;
-  if (c.tools.length && !c.toolsOff && c.toolResult === null) {
+  const thought = c.reasoning ? tokenize(`The user wrote: ${c.prompt}`) : [];
+  // A forced tool is called even after a tool result (as real models do when the client insists).
+  const forced = c.forcedTool !== null && !c.toolsOff;
+  if (c.tools.length && !c.toolsOff && (c.toolResult === null || forced)) {
     const tool = (c.forcedTool && c.forcedTool !== 'any' && c.tools.find((t) => t.name === c.forcedTool)) || c.tools[0];
     const args = JSON.stringify(argumentsFor(tool.schema, c.prompt));
-    return { pieces: tokenize(`Calling ${tool.name}.`), tool: { name: tool.name, args, argPieces: tokenize(args) }, finish: 'tool', stopSequence: null, inputTokens };
+    return { pieces: tokenize(`Calling ${tool.name}.`), tool: { name: tool.name, args, argPieces: tokenize(args) }, finish: 'tool', stopSequence: null, inputTokens, thought };
+  }
+  if (c.json) {
+    const said = c.toolResult !== null ? `Tool result: ${c.toolResult}` : c.prompt;
+    const value = c.json.schema ? valueFor(c.json.schema, said, c.json.schema) : { answer: said };
+    return { pieces: tokenize(JSON.stringify(value)), tool: null, finish: 'end', stopSequence: null, inputTokens, thought };
   }
   let text = c.toolResult !== null ? `Tool result: ${c.toolResult}` : `You said: ${c.prompt}`;
   let finish: SimAnswer['finish'] = 'end';
@@ -85,22 +99,78 @@ export function answer(c: SimConversation): SimAnswer {
     finish = 'length';
     stopSequence = null;
   }
-  return { pieces, tool: null, finish, stopSequence, inputTokens };
+  return { pieces, tool: null, finish, stopSequence, inputTokens, thought };
 }
 
 /** Arguments for a tool from its JSON schema: strings get the prompt, numbers its token count. */
 export function argumentsFor(schema: Record<string, unknown>, prompt: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const props = (schema?.properties ?? {}) as Record<string, { type?: string; enum?: unknown[] }>;
-  for (const [name, p] of Object.entries(props)) {
-    if (Array.isArray(p?.enum) && p.enum.length) out[name] = p.enum[0];
-    else if (p?.type === 'number' || p?.type === 'integer') out[name] = countTokens([prompt]);
-    else if (p?.type === 'boolean') out[name] = true;
-    else if (p?.type === 'array') out[name] = [prompt];
-    else if (p?.type === 'object') out[name] = {};
-    else out[name] = prompt;
+  const v = valueFor(schema ?? {}, prompt, schema ?? {});
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+type Schema = Record<string, any>;
+
+/**
+ * A value valid against a JSON Schema (the subset clients send: types, properties, items, enum,
+ * const, anyOf/oneOf/allOf, $ref into $defs/definitions, bounds): strings are the prompt, numbers
+ * its token count, within the schema's limits.
+ */
+export function valueFor(schema: Schema, prompt: string, root: Schema, depth = 0): unknown {
+  if (!schema || typeof schema !== 'object' || depth > 12) return null;
+  if (typeof schema.$ref === 'string') {
+    const path = schema.$ref.replace(/^#\/?/, '').split('/').filter(Boolean);
+    let target: any = root;
+    for (const k of path) target = target?.[decodeURIComponent(k.replace(/~1/g, '/').replace(/~0/g, '~'))];
+    return valueFor(target ?? {}, prompt, root, depth + 1);
   }
-  return out;
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  const union = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(union) && union.length) {
+    const pick = union.find((s: Schema) => s?.type !== 'null') ?? union[0];
+    return valueFor(pick, prompt, root, depth + 1);
+  }
+  if (Array.isArray(schema.allOf) && schema.allOf.length) {
+    return valueFor(Object.assign({}, ...schema.allOf), prompt, root, depth + 1);
+  }
+  let type = schema.type;
+  if (Array.isArray(type)) type = type.find((t: string) => t !== 'null') ?? 'null';
+  if (!type) type = schema.properties ? 'object' : schema.items ? 'array' : 'string';
+  switch (String(type).toLowerCase()) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [name, p] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) out[name] = valueFor(p, prompt, root, depth + 1);
+      return out;
+    }
+    case 'array': {
+      const n = Math.max(1, Number(schema.minItems ?? 1));
+      const max = schema.maxItems != null ? Number(schema.maxItems) : n;
+      return Array.from({ length: Math.min(n, max) }, () => valueFor(schema.items ?? {}, prompt, root, depth + 1));
+    }
+    case 'integer':
+    case 'number': {
+      let n = countTokens([prompt]);
+      if (schema.minimum != null) n = Math.max(n, Number(schema.minimum));
+      if (schema.exclusiveMinimum != null) n = Math.max(n, Number(schema.exclusiveMinimum) + 1);
+      if (schema.maximum != null) n = Math.min(n, Number(schema.maximum));
+      if (schema.exclusiveMaximum != null) n = Math.min(n, Number(schema.exclusiveMaximum) - 1);
+      return n;
+    }
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    default: {
+      let str = prompt || 'text';
+      if (schema.format === 'date-time') return '2026-01-01T00:00:00Z';
+      if (schema.format === 'date') return '2026-01-01';
+      if (schema.format === 'email') return 'user@example.com';
+      if (schema.format === 'uri' || schema.format === 'url') return 'https://example.com/';
+      if (schema.maxLength != null) str = str.slice(0, Number(schema.maxLength));
+      if (schema.minLength != null && str.length < Number(schema.minLength)) str = str.padEnd(Number(schema.minLength), '.');
+      return str;
+    }
+  }
 }
 
 // ---- shared state: ids and stream pacing (set through POST /__sim/chat) ----

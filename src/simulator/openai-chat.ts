@@ -61,7 +61,13 @@ function conversation(body: Json): SimConversation | string {
   }
   const choice = body.tool_choice;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? null;
+  const rf = body.response_format;
+  if (rf != null && !['text', 'json_object', 'json_schema'].includes(rf?.type)) return "Invalid value for 'response_format.type'.";
+  if (rf?.type === 'json_schema' && (typeof rf.json_schema?.name !== 'string' || typeof rf.json_schema?.schema !== 'object')) return "Missing required parameter: 'response_format.json_schema.name'.";
+  if (body.reasoning_effort != null && !['none', 'minimal', 'low', 'medium', 'high'].includes(body.reasoning_effort)) return "Invalid value for 'reasoning_effort'.";
   return {
+    json: rf?.type === 'json_schema' ? { schema: rf.json_schema.schema } : rf?.type === 'json_object' ? { schema: null } : null,
+    reasoning: body.reasoning_effort != null && body.reasoning_effort !== 'none',
     texts,
     images,
     prompt,
@@ -77,18 +83,20 @@ function conversation(body: Json): SimConversation | string {
 const FINISH: Record<SimAnswer['finish'], string> = { end: 'stop', length: 'length', stop_sequence: 'stop', tool: 'tool_calls' };
 
 function usageOf(a: SimAnswer): Json {
-  const completion = a.tool ? a.tool.argPieces.length : a.pieces.length;
+  const completion = (a.tool ? a.tool.argPieces.length : a.pieces.length) + a.thought.length;
   return {
     prompt_tokens: a.inputTokens,
     completion_tokens: completion,
     total_tokens: a.inputTokens + completion,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: a.thought.length, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }
 
 function completion(id: string, model: string, a: SimAnswer, callId: string): Json {
   const message: Json = { role: 'assistant', content: a.tool ? null : a.pieces.join(''), refusal: null, annotations: [] };
+  // Reasoning shown as OpenAI-compatible APIs (DeepSeek, vLLM) show it.
+  if (a.thought.length) message.reasoning_content = a.thought.join('');
   if (a.tool) message.tool_calls = [{ id: callId, type: 'function', function: { name: a.tool.name, arguments: a.tool.args } }];
   return {
     id,
@@ -110,6 +118,7 @@ function chunks(id: string, model: string, a: SimAnswer, callId: string, include
     return `data: ${JSON.stringify(c)}\n\n`;
   };
   const frames = [frame({ role: 'assistant', content: a.tool ? null : '', refusal: null })];
+  for (const p of a.thought) frames.push(frame({ reasoning_content: p }));
   if (a.tool) {
     frames.push(frame({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: a.tool.name, arguments: '' } }] }));
     for (const p of a.tool.argPieces) frames.push(frame({ tool_calls: [{ index: 0, function: { arguments: p } }] }));

@@ -11,6 +11,8 @@ import { hailuoVideoRoutes } from './hailuo-video.js';
 import { imageRoutes } from './images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
+import { openaiResponsesRoutes } from './openai-responses.js';
+import { geminiChatRoutes } from './gemini-chat.js';
 import { chatControlRoutes } from './chat-engine.js';
 import { openaiError } from './shapes.js';
 
@@ -67,7 +69,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...anthropicMessagesRoutes(), ...chatControlRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(

@@ -295,6 +295,37 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('task_callbacks').ifExists().execute();
       },
     },
+    // Responses API state: each stored response (its object and its whole input) per key, and every
+    // item it introduced by id, for previous_response_id and item_reference. Rows past expires_at
+    // are invisible and swept.
+    '0006_responses': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('responses')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('input_items', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('responses_expires').on('responses').column('expires_at').execute();
+        await db.schema
+          .createTable('response_items')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('response_id', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('response_items_response').on('response_items').column('response_id').execute();
+        await db.schema.createIndex('response_items_expires').on('response_items').column('expires_at').execute();
+      },
+      async down(db: Kysely<any>) {
+        for (const t of ['response_items', 'responses']) await db.schema.dropTable(t).ifExists().execute();
+      },
+    },
   };
 }
 

@@ -197,6 +197,27 @@ export interface WebhookOutboxTable {
   delivered_at: number;
 }
 
+export interface ResponseTable {
+  id: string;
+  key_id: string;
+  model: string;
+  /** The response object as the client got it, JSON. */
+  body: string;
+  /** Every input item of the call (earlier turns included, references resolved), JSON array. */
+  input_items: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface ResponseItemTable {
+  id: string;
+  key_id: string;
+  response_id: string;
+  /** The item, JSON. */
+  body: string;
+  expires_at: number;
+}
+
 export interface Database {
   credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
@@ -212,4 +233,6 @@ export interface Database {
   admin_sessions: AdminSessionTable;
   audit_log: AuditLogTable;
   task_events: TaskEventTable;
+  responses: ResponseTable;
+  response_items: ResponseItemTable;
 }

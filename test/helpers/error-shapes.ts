@@ -21,6 +21,13 @@ export function errorShapeProblem(family: Family, body: unknown): string | null 
       if (!e || typeof e !== 'object' || Object.keys(e).sort().join(',') !== 'message,type' || !str(e.type) || !str(e.message)) return 'anthropic: error object';
       return null;
     }
+    case 'gemini': {
+      if (keys !== 'error') return `gemini: top-level keys ${keys}`;
+      const e = b.error as Record<string, unknown>;
+      if (!e || typeof e !== 'object' || Object.keys(e).sort().join(',') !== 'code,message,status') return 'gemini: error object';
+      if (typeof e.code !== 'number' || !str(e.message) || !/^[A-Z_]+$/.test(String(e.status))) return 'gemini: field types';
+      return null;
+    }
     case 'video':
       if (keys !== 'code,data,message' || !str(b.code) || !str(b.message) || b.data !== null) return `video: ${keys}`;
       return null;

@@ -30,6 +30,10 @@ export class ConvertingStream implements StreamTranslator {
     return out;
   }
 
+  final(): unknown {
+    return this.encoder.final?.();
+  }
+
   end(): string | null {
     if (this.complete) return '';
     // The upstream said how it finished; only its end marker is missing (Gemini has none at all).

@@ -1,0 +1,168 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { Services } from '../services.js';
+import { principalOf } from '../auth/hook.js';
+import { localId } from '../formats/hub/util.js';
+import { GatewayError } from '../http/errors.js';
+import type { ChatCall } from '../relay/chat.js';
+import { chatHandler } from './chat-handler.js';
+
+// The OpenAI Responses API: POST /v1/responses on every chat model, whatever its channels speak,
+// and the state OpenAI keeps for it. A stored response (store defaults to true) keeps its whole
+// input and its output per key for responses.retain_days, so previous_response_id and
+// {"type":"item_reference","id"} resolve here for any upstream; GET / DELETE /v1/responses/{id}
+// and GET /v1/responses/{id}/input_items read it. Another key's id is a 404.
+
+type Json = Record<string, any>;
+
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+const Open = { additionalProperties: true };
+
+export const ResponsesRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    input: Type.Union([Type.String(), Type.Array(Type.Object({}, Open))]),
+    instructions: Type.Optional(Nullable(Type.String())),
+    stream: Type.Optional(Nullable(Type.Boolean())),
+    store: Type.Optional(Nullable(Type.Boolean())),
+    previous_response_id: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
+    max_output_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
+    top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+    tools: Type.Optional(Type.Array(Type.Object({ type: Type.String({ minLength: 1 }) }, Open))),
+    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({}, Open)])),
+    parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
+    text: Type.Optional(Nullable(Type.Object({ format: Type.Optional(Type.Object({ type: Type.String() }, Open)) }, Open))),
+    reasoning: Type.Optional(Nullable(Type.Object({}, Open))),
+    metadata: Type.Optional(Nullable(Type.Record(Type.String(), Type.String()))),
+    user: Type.Optional(Type.String()),
+  },
+  Open,
+);
+
+/** What the POST handler remembers between resolving the input and storing the answer. */
+interface ResponseState {
+  store: boolean;
+  /** The whole input of the call: earlier turns and resolved references included. */
+  input: Json[];
+  /** The input items this request introduced (to find by id later). */
+  fresh: Json[];
+}
+
+const states = new WeakMap<FastifyRequest, ResponseState>();
+
+function notFound(what: string, id: string, param: string | null = null): GatewayError {
+  return new GatewayError(404, 'not_found', `${what} with id '${id}' not found.`, {}, param);
+}
+
+/** An input item with an id of its own (OpenAI names items msg_, fc_, …; the client may not have). */
+function withId(item: Json): Json {
+  if (typeof item.id === 'string' && item.id) return item;
+  const type = item.type ?? (item.role ? 'message' : 'item');
+  const prefix = type === 'message' ? 'msg_' : type === 'function_call' ? 'fc_' : type === 'function_call_output' ? 'fco_' : type === 'reasoning' ? 'rs_' : 'item_';
+  const out: Json = { id: localId(prefix), ...item };
+  if (!out.type && out.role) out.type = 'message';
+  return out;
+}
+
+/** The fields of the request a response object repeats, with OpenAI's defaults. */
+function echoOf(body: Json, store: boolean): Json {
+  return {
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    previous_response_id: body.previous_response_id ?? null,
+    store,
+    temperature: body.temperature ?? 1,
+    top_p: body.top_p ?? 1,
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    text: body.text ?? { format: { type: 'text' } },
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    metadata: body.metadata ?? {},
+    user: body.user ?? null,
+  };
+}
+
+export function registerResponsesRoutes(app: FastifyInstance, services: Services): void {
+  const repo = services.responses;
+  const retainMs = () => services.config.responses.retain_days * 86_400_000;
+
+  /** Replaces previous_response_id and item references with what they stand for. */
+  async function prepare(request: FastifyRequest, call: ChatCall): Promise<void> {
+    const keyId = principalOf(request).keyId;
+    const body = call.body as Json;
+    const store = body.store !== false;
+    const given: Json[] = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: body.input }] }] : (body.input as Json[]);
+    let history: Json[] = [];
+    if (typeof body.previous_response_id === 'string') {
+      const prev = await repo.get(keyId, body.previous_response_id);
+      if (!prev) throw notFound('Previous response', body.previous_response_id, 'previous_response_id');
+      history = [...prev.inputItems, ...((prev.body.output as Json[]) ?? [])];
+    }
+    const refs = given.filter((i) => i?.type === 'item_reference').map((i) => String(i.id));
+    const found = await repo.items(keyId, refs);
+    const fresh: Json[] = [];
+    const input: Json[] = [...history];
+    given.forEach((item, i) => {
+      if (item?.type === 'item_reference') {
+        const stored = found.get(String(item.id));
+        if (!stored) throw notFound('Item', String(item.id), `input[${i}]`);
+        input.push(stored);
+        return;
+      }
+      const own = withId(item);
+      fresh.push(own);
+      input.push(own);
+    });
+    states.set(request, { store, input, fresh });
+    const { previous_response_id: _prev, ...rest } = body;
+    call.body = { ...rest, input };
+    call.responseId = localId('resp_');
+    call.echo = echoOf(body, store);
+  }
+
+  async function finished(request: FastifyRequest, _call: ChatCall, answer: Json): Promise<void> {
+    const state = states.get(request);
+    if (!state?.store || typeof answer.id !== 'string') return;
+    await repo.save({
+      id: answer.id,
+      keyId: principalOf(request).keyId,
+      model: String(answer.model ?? ''),
+      body: answer,
+      inputItems: state.input,
+      items: [...state.fresh, ...((answer.output as Json[]) ?? [])],
+      expiresAt: Date.now() + retainMs(),
+    });
+  }
+
+  app.post('/v1/responses', { config: { auth: true }, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
+
+  app.get<{ Params: { id: string } }>('/v1/responses/:id', { config: { auth: true } }, async (request) => {
+    const r = await repo.get(principalOf(request).keyId, request.params.id);
+    if (!r) throw notFound('Response', request.params.id);
+    return r.body;
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/responses/:id', { config: { auth: true } }, async (request) => {
+    if (!(await repo.delete(principalOf(request).keyId, request.params.id))) throw notFound('Response', request.params.id);
+    return { id: request.params.id, object: 'response.deleted', deleted: true };
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { order?: string; limit?: string; after?: string } }>('/v1/responses/:id/input_items', { config: { auth: true } }, async (request) => {
+    const r = await repo.get(principalOf(request).keyId, request.params.id);
+    if (!r) throw notFound('Response', request.params.id);
+    const { order = 'desc', after } = request.query;
+    if (order !== 'asc' && order !== 'desc') throw new GatewayError(400, 'invalid_request', 'order must be "asc" or "desc".', {}, 'order');
+    const limit = request.query.limit === undefined ? 20 : Number(request.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError(400, 'invalid_request', 'limit must be an integer from 1 to 100.', {}, 'limit');
+    let items = order === 'asc' ? r.inputItems : [...r.inputItems].reverse();
+    if (after) {
+      const at = items.findIndex((i) => i.id === after);
+      if (at < 0) throw new GatewayError(400, 'invalid_request', `No input item with id '${after}' in this response.`, {}, 'after');
+      items = items.slice(at + 1);
+    }
+    const data = items.slice(0, limit);
+    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: items.length > limit };
+  });
+}

@@ -1,0 +1,179 @@
+import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { sendJson, type SimContext, type SimRoute } from './router.js';
+
+// Gemini's generateContent in Google's wire format: POST /v1beta/models/{model}:generateContent
+// (a GenerateContentResponse) and :streamGenerateContent?alt=sse (a stream of them, the last with
+// the finish reason and the usage). Errors are {"error":{"code","message","status"}}.
+
+type Json = Record<string, any>;
+
+const STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'DEADLINE_EXCEEDED' };
+
+export function googleError(status: number, message: string): unknown {
+  return { error: { code: status, message, status: STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION') } };
+}
+
+function bad(ctx: SimContext, message: string): void {
+  sendJson(ctx.res, 400, googleError(400, message));
+}
+
+/** Checks what Gemini checks and reduces the request. */
+function conversation(body: Json): SimConversation | string {
+  if (!Array.isArray(body.contents) || !body.contents.length) return '* GenerateContentRequest.contents: contents is not specified';
+  const texts: string[] = [];
+  const si = body.systemInstruction ?? body.system_instruction;
+  if (si?.parts) texts.push(...(si.parts as Json[]).map((p) => String(p?.text ?? '')));
+  let images = 0;
+  let prompt = '';
+  let toolResult: string | null = null;
+  let calls: string[] = [];
+  for (const [i, c] of (body.contents as Json[]).entries()) {
+    if (c?.role !== undefined && c.role !== 'user' && c.role !== 'model' && c.role !== 'function') return `* GenerateContentRequest.contents[${i}].role: Please use a valid role: user, model.`;
+    const parts = Array.isArray(c?.parts) ? (c.parts as Json[]) : [];
+    if (!parts.length) return `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.`;
+    let said = '';
+    const results: string[] = [];
+    for (const p of parts) {
+      if (typeof p?.text === 'string') {
+        if (p.thought !== true) said += (said ? ' ' : '') + p.text;
+      } else if (p?.inlineData || p?.fileData) images++;
+      else if (p?.functionCall) {
+        if (c.role !== 'model') return `* GenerateContentRequest.contents[${i}]: a functionCall must come from the model.`;
+        calls.push(String(p.functionCall.name));
+        texts.push(String(p.functionCall.name), JSON.stringify(p.functionCall.args ?? {}));
+      } else if (p?.functionResponse) {
+        const at = calls.indexOf(String(p.functionResponse.name));
+        if (at < 0) return `* GenerateContentRequest.contents[${i}]: function response turn comes without a function call turn for "${String(p.functionResponse.name)}".`;
+        calls.splice(at, 1);
+        results.push(JSON.stringify(p.functionResponse.response ?? {}));
+      } else return `* GenerateContentRequest.contents[${i}].parts: unknown part.`;
+    }
+    texts.push(said, ...results);
+    if (c.role === 'model') continue;
+    calls = [];
+    if (results.length) {
+      toolResult = results.join(' ');
+      if (said) {
+        prompt = said;
+        toolResult = null;
+      }
+    } else {
+      prompt = said;
+      toolResult = null;
+    }
+  }
+  const tools: SimTool[] = [];
+  for (const t of (body.tools ?? []) as Json[]) {
+    for (const d of (t?.functionDeclarations ?? []) as Json[]) {
+      if (typeof d?.name !== 'string' || !d.name) return '* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.';
+      tools.push({ name: d.name, schema: lowerTypes(d.parametersJsonSchema ?? d.parameters ?? {}) });
+      texts.push(d.name, String(d.description ?? ''));
+    }
+  }
+  const fc = body.toolConfig?.functionCallingConfig ?? {};
+  const mode = String(fc.mode ?? 'AUTO').toUpperCase();
+  const g: Json = body.generationConfig ?? {};
+  const schema = g.responseJsonSchema ?? g.responseSchema;
+  if (schema && g.responseMimeType !== 'application/json') return '* GenerateContentRequest.generation_config.response_mime_type: must be application/json when a response schema is set.';
+  const thinking: Json = g.thinkingConfig ?? {};
+  return {
+    texts,
+    images,
+    prompt,
+    toolResult,
+    tools,
+    forcedTool: mode === 'ANY' ? (Array.isArray(fc.allowedFunctionNames) && fc.allowedFunctionNames.length === 1 ? String(fc.allowedFunctionNames[0]) : 'any') : null,
+    toolsOff: mode === 'NONE',
+    maxTokens: typeof g.maxOutputTokens === 'number' ? g.maxOutputTokens : null,
+    stop: Array.isArray(g.stopSequences) ? g.stopSequences : [],
+    json: g.responseMimeType === 'application/json' ? { schema: schema ? lowerTypes(schema) : null } : null,
+    reasoning: thinking.includeThoughts === true && thinking.thinkingBudget !== 0,
+  };
+}
+
+/** Gemini's OpenAPI-style schemas name types in capitals. */
+function lowerTypes(s: any): any {
+  if (Array.isArray(s)) return s.map(lowerTypes);
+  if (!s || typeof s !== 'object') return s;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(s)) out[k] = k === 'type' && typeof v === 'string' ? v.toLowerCase() : k === 'properties' && v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([pk, pv]) => [pk, lowerTypes(pv)])) : lowerTypes(v);
+  return out;
+}
+
+function usageOf(a: SimAnswer): Json {
+  const candidates = a.tool ? a.tool.argPieces.length : a.pieces.length;
+  const out: Json = { promptTokenCount: a.inputTokens, candidatesTokenCount: candidates, totalTokenCount: a.inputTokens + candidates + a.thought.length };
+  if (a.thought.length) out.thoughtsTokenCount = a.thought.length;
+  return out;
+}
+
+const FINISH: Record<SimAnswer['finish'], string> = { end: 'STOP', length: 'MAX_TOKENS', stop_sequence: 'STOP', tool: 'STOP' };
+
+function partsOf(a: SimAnswer): Json[] {
+  const parts: Json[] = [];
+  if (a.thought.length) parts.push({ text: a.thought.join(''), thought: true });
+  if (a.tool) parts.push({ functionCall: { name: a.tool.name, args: JSON.parse(a.tool.args) } });
+  else parts.push({ text: a.pieces.join('') });
+  return parts;
+}
+
+function chunks(model: string, id: string, a: SimAnswer): string[] {
+  const frame = (parts: Json[] | null, last: boolean) => {
+    const candidate: Json = { index: 0 };
+    if (parts) candidate.content = { role: 'model', parts };
+    if (last) candidate.finishReason = FINISH[a.finish];
+    const usage = last ? usageOf(a) : { promptTokenCount: a.inputTokens, totalTokenCount: a.inputTokens };
+    return `data: ${JSON.stringify({ candidates: [candidate], usageMetadata: usage, modelVersion: model, responseId: id })}\r\n\r\n`;
+  };
+  const frames: string[] = [];
+  for (let i = 0; i < a.thought.length; i += 4) frames.push(frame([{ text: a.thought.slice(i, i + 4).join(''), thought: true }], false));
+  if (a.tool) {
+    frames.push(frame([{ functionCall: { name: a.tool.name, args: JSON.parse(a.tool.args) } }], true));
+    return frames;
+  }
+  // Gemini sends a few tokens per chunk; the last chunk carries the finish reason and the usage.
+  const groups: string[] = [];
+  for (let i = 0; i < a.pieces.length; i += 4) groups.push(a.pieces.slice(i, i + 4).join(''));
+  if (!groups.length) groups.push('');
+  groups.forEach((g, i) => frames.push(frame([{ text: g }], i === groups.length - 1)));
+  return frames;
+}
+
+export function geminiChatRoutes(): SimRoute[] {
+  return [
+    {
+      name: 'gemini.generate',
+      method: 'POST',
+      pattern: /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/,
+      auth: true,
+      errorBody: googleError,
+      // Google's clients send the key as x-goog-api-key or ?key=.
+      authenticate(ctx) {
+        if (ctx.req.headers['x-goog-api-key'] || ctx.url.searchParams.get('key')) return true;
+        sendJson(ctx.res, 401, googleError(401, 'API key not valid. Please pass a valid API key.'));
+        return false;
+      },
+      async handle(ctx) {
+        let body: Json;
+        try {
+          body = JSON.parse(ctx.body.toString('utf8'));
+          if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Error('not an object');
+        } catch {
+          return sendJson(ctx.res, 400, googleError(400, 'Invalid JSON payload received.'));
+        }
+        const conv = conversation(body);
+        if (typeof conv === 'string') return bad(ctx, conv);
+        const a = answer(conv);
+        const model = decodeURIComponent(ctx.params[0]);
+        const id = nextId(ctx.state, 'gemsim');
+        if (ctx.params[1] === 'streamGenerateContent') {
+          if (ctx.url.searchParams.get('alt') !== 'sse') return bad(ctx, 'The simulator streams only with ?alt=sse.');
+          return streamFrames(ctx, chunks(model, id, a));
+        }
+        const r = { candidates: [{ content: { role: 'model', parts: partsOf(a) }, finishReason: FINISH[a.finish], index: 0 }], usageMetadata: usageOf(a), modelVersion: model, responseId: id };
+        if (ctx.truncate) return sendTruncatedJson(ctx, r);
+        sendJson(ctx.res, 200, r);
+      },
+    },
+  ];
+}
