@@ -33,6 +33,8 @@ export function videoCostMicros(model: ModelConfig, b: BillableUnits): number {
     case 'tokens':
       return Math.ceil(b.units * (p.per_million_tokens ?? 0));
     case 'seconds':
+      // A model priced per video is billed per video whatever unit its provider counts in.
+      if (p.per_second === undefined && p.per_video !== undefined) return Math.ceil(p.per_video * 1_000_000);
       return Math.ceil(b.units * perSecondRate(p, b.resolution) * 1_000_000);
     case 'videos':
       return Math.ceil(b.units * (p.per_video ?? 0) * 1_000_000);

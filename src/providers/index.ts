@@ -7,6 +7,9 @@ import type { VideoAdapter } from './video-types.js';
 import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
 import { gemini } from './gemini/index.js';
+import { kling } from './kling/index.js';
+import { dashscope } from './dashscope/index.js';
+import { minimax } from './minimax/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -15,7 +18,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 
@@ -39,7 +42,7 @@ function played(target: Target, capability: Capability, chatFormat: ChatFormat =
   const type = claimant?.type ?? (capability === 'chat' ? own.plays.chat(chatFormat) : own.plays[capability]);
   const provider = BY_TYPE.get(type);
   if (!provider?.simulator) return undefined;
-  return { provider, target: { ...target, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
+  return { provider, target: { ...target, ...provider.simulator.credentials, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
 }
 
 /**

@@ -44,9 +44,11 @@ export interface Provider {
   needsApiSecret?: boolean;
   /**
    * For the simulator: which upstream models this provider's adapters serve there (by capability),
-   * and the path under the simulator's origin where it plays this provider's API.
+   * the path under the simulator's origin where it plays this provider's API, and, for a provider
+   * that signs requests (Kling), the account the simulator knows: a simulator channel signs with
+   * it instead of its own key, so the real signing code runs against the simulator.
    */
-  simulator?: { path: string; claims: Partial<Record<Capability, RegExp>> };
+  simulator?: { path: string; claims: Partial<Record<Capability, RegExp>>; credentials?: { apiKey: string; apiSecret: string } };
   /**
    * Only the simulator provider: it has no wire format of its own but plays another provider's,
    * chosen by the model's claim, else these defaults (a chat client gets its own format).

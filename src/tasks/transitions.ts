@@ -129,7 +129,9 @@ export class TaskTransitions {
     const hold = { reservationId: row.reservation_id };
     const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: 'video.settle', input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
     if (row.status === 'SUCCESS') {
-      const used = reported ?? estimatedUnits(row);
+      // What the provider reported wins; what it left out (a resolution Kling does not echo) is the request's.
+      const estimate = estimatedUnits(row);
+      const used = reported ? { ...reported, resolution: reported.resolution ?? estimate.resolution } : estimate;
       const model = this.d.catalog.get(row.model);
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
       const cost = model ? videoCostMicros(model.config, used) : 0;

@@ -35,7 +35,7 @@ describe('video price units', () => {
 describe('channel type and api_secret', () => {
   it('lists the registered provider types for an unknown type', () => {
     expect(() => validateConfig({ channels: [{ name: 'a', type: 'klingg', base_url: 'http://x', models: ['m'] }], models: { m: { kind: 'chat' } } })).toThrow(
-      /channels\[0\]\.type: must be one of openai, anthropic, ark, gemini, simulator \(got "klingg"\)/,
+      /channels\[0\]\.type: must be one of openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator \(got "klingg"\)/,
     );
   });
 
