@@ -37,6 +37,8 @@ describe('PostgreSQL backends terminated under load', () => {
         server: { host: '127.0.0.1', port: 0 },
         database: { url: db.url },
         log: { level: 'warn' },
+        // Leases off: every request moves the balance in the database, which is what is under fire here.
+        limits: { credit_leases: false },
         simulator: { embedded: true, video_seconds: 0.5 },
         tasks: { poll_interval_ms: 100, tick_ms: 50 },
         channels: [{ name: 'simulator', type: 'simulator', models: ['sim-chat', 'sim-claude', 'sim-video'] }],
