@@ -42,6 +42,7 @@ export class ResponsesRepo {
   }
 
   async get(keyId: string, id: string, now = Date.now()): Promise<StoredResponse | null> {
+    if (!storable(id)) return null;
     const row = await this.db.selectFrom('responses').selectAll().where('id', '=', id).where('key_id', '=', keyId).where('expires_at', '>', now).executeTakeFirst();
     if (!row) return null;
     return { id: row.id, model: row.model, body: JSON.parse(row.body), inputItems: JSON.parse(row.input_items), createdAt: Number(row.created_at) };
@@ -50,6 +51,7 @@ export class ResponsesRepo {
   /** The stored items of these ids that belong to the key, by id. */
   async items(keyId: string, ids: string[], now = Date.now()): Promise<Map<string, Record<string, unknown>>> {
     const out = new Map<string, Record<string, unknown>>();
+    ids = ids.filter(storable);
     if (!ids.length) return out;
     const rows = await this.db.selectFrom('response_items').select(['id', 'body']).where('id', 'in', ids).where('key_id', '=', keyId).where('expires_at', '>', now).execute();
     for (const r of rows) out.set(r.id, JSON.parse(r.body));
@@ -58,6 +60,7 @@ export class ResponsesRepo {
 
   /** Deletes a key's response and its items; false when there was none. */
   async delete(keyId: string, id: string, now = Date.now()): Promise<boolean> {
+    if (!storable(id)) return false;
     return this.db.transaction().execute(async (tx) => {
       const res = await tx.deleteFrom('responses').where('id', '=', id).where('key_id', '=', keyId).where('expires_at', '>', now).executeTakeFirst();
       if (Number(res.numDeletedRows) === 0) return false;
@@ -72,4 +75,9 @@ export class ResponsesRepo {
     await this.db.deleteFrom('response_items').where('expires_at', '<=', now).execute();
     return Number(res.numDeletedRows);
   }
+}
+
+/** Ids come from clients; one with a NUL byte was never stored (PostgreSQL text cannot hold it). */
+function storable(id: string): boolean {
+  return !id.includes('\u0000');
 }
