@@ -8,6 +8,7 @@ import type { Store } from '../store/db.js';
 import { TasksRepo } from '../store/repos/tasks.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { Poller } from './poller.js';
+import { ProviderCallbacks } from './provider-callbacks.js';
 import { TaskService } from './service.js';
 import { TaskTransitions } from './transitions.js';
 
@@ -16,6 +17,8 @@ export interface TaskServices {
   transitions: TaskTransitions;
   service: TaskService;
   poller: Poller;
+  /** Provider callbacks: hints to poll a task now. */
+  callbacks: ProviderCallbacks;
 }
 
 export interface TaskServicesDeps {
@@ -36,5 +39,6 @@ export function createTaskServices(d: TaskServicesDeps): TaskServices {
   const transitions = new TaskTransitions({ repo, credit: d.credit, ledger: d.ledger, catalog: d.catalog, settings: d.config.tasks, log });
   const service = new TaskService({ config: d.config, repo, catalog: d.catalog, relay: d.relay, upstream: d.upstream, credit: d.credit, ledger: d.ledger, transitions, log });
   const poller = new Poller({ repo, transitions, upstream: d.upstream, config: d.config, log });
-  return { repo, transitions, service, poller };
+  const callbacks = new ProviderCallbacks({ repo, pollSoon: () => poller.wake() });
+  return { repo, transitions, service, poller, callbacks };
 }

@@ -81,7 +81,7 @@ export class Poller extends ClaimWorker<TaskRow> {
 
   protected claim(now: number, room: number): Promise<TaskRow[]> {
     const s = this.d.config.tasks;
-    return this.d.repo.claimDue(this.owner, now, now + s.lease_ms, now + s.poll_interval_ms, room);
+    return this.d.repo.claimDue(this.owner, now, now + s.lease_ms, now + s.poll_interval_ms, room, now + s.callback_poll_interval_ms);
   }
 
   protected idOf(row: TaskRow): string {

@@ -20,6 +20,7 @@ import type { TaskTransitions } from './transitions.js';
 import { urlNeedsRefresh } from '../providers/signed-url.js';
 import { bindChannel, bindModel, bindTask } from './binding.js';
 import { checkVideoRequest } from './capabilities.js';
+import { newCallbackToken, providerCallbackUrl } from './provider-callbacks.js';
 import type { TaskLog } from './log.js';
 
 export interface TaskServiceDeps {
@@ -93,16 +94,20 @@ export class TaskService {
     const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimate));
 
     let row: TaskRow;
+    // With a public URL, providers that call back are told where: a hint to poll the task now.
+    const callbackToken = this.d.config.server.public_url ? newCallbackToken() : null;
     try {
       // A client that left while its credit was held: no provider task for nobody.
       if (departed && !(await clientStillThere(departed))) throw gone();
-      const { created, target, expiresS } = await this.d.relay.run(model, async (target) => {
+      const { created, target, expiresS, callsBack } = await this.d.relay.run(model, async (target) => {
         const bound = bindChannel(target.channel, model.id);
         // A misconfigured channel (a chat wire format serving a video model): try the next one.
         if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
         channelName = target.channel.name;
-        const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request);
-        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request) };
+        const callsBack = callbackToken !== null && bound.adapter.acceptsCallback;
+        const opts = callsBack ? { callbackUrl: providerCallbackUrl(this.d.config, callbackToken) } : undefined;
+        const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request, opts);
+        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), callsBack };
       });
       const taskId = publicTaskId(created.upstreamId);
       const now = Date.now();
@@ -125,12 +130,13 @@ export class TaskService {
         reservation_id: hold.reservationId,
         estimated_units: estimate.units,
         billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
-        next_poll_at: now + this.d.config.tasks.poll_interval_ms,
+        next_poll_at: now + (callsBack ? this.d.config.tasks.callback_poll_interval_ms : this.d.config.tasks.poll_interval_ms),
         lease_owner: null,
         lease_until: 0,
         poll_failures: 0,
         deadline_at: now + (expiresS + this.d.config.tasks.grace_s) * 1000,
         url_expires_at: 0,
+        callback_token: callsBack ? callbackToken : null,
         updated_at: now,
       };
       try {
