@@ -2,7 +2,7 @@
 // mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
 // one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
 // proves the harness end to end with small counts). See docs/benchmarks.md.
-//   --only=chat,streams,models,tasks,poller   run some phases (development)
+//   --only=chat,streams,models,tasks,list,poller   run some phases (development)
 //   --profile                                  run mediagate under --cpu-prof and print its top entries
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +16,7 @@ import { chatPhase } from './phases/chat.mjs';
 import { streamsPhase } from './phases/streams.mjs';
 import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
 import { pollerPhase } from './phases/poller.mjs';
+import { listPhase } from './phases/list.mjs';
 import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './lib/report.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { ensureBuilt } from '../bin/ensure-built.mjs';
@@ -139,7 +140,7 @@ async function main() {
       return r.json().data.task_id;
     };
     let templateId = null;
-    if (runs('tasks') || runs('poller')) {
+    if (runs('tasks') || runs('list') || runs('poller')) {
       templateId = await createTask('a corgi runs on grass');
       ctx.openTemplateId = await createTask('[stuck] a corgi runs on grass');
     }
@@ -172,7 +173,7 @@ async function main() {
       log('models: GET /v1/models beside raw node:http');
       results.models = await modelsPhase(ctx);
     }
-    if (runs('tasks') || runs('poller')) {
+    if (runs('tasks') || runs('list') || runs('poller')) {
       log('tasks: waiting for the template task to finish');
       await waitForTask(mg, auth, templateId, 'SUCCESS', 60_000);
       // The large database starts as a copy of the small one (same key, same template task).
@@ -195,6 +196,10 @@ async function main() {
     if (runs('tasks')) {
       log('tasks: task reads beside raw node:http, 1k vs large table');
       results.tasks = await taskReadsPhase(ctx);
+    }
+    if (runs('list')) {
+      log('list: task list pages, 1k vs large table');
+      results.list = await listPhase(ctx);
     }
     if (runs('poller')) {
       log(`poller: CPU with ${P.poller.open.toLocaleString('en')} open tasks`);
