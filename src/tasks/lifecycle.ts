@@ -10,6 +10,7 @@ import { createStorage, type VideoStorage } from './archive/storage.js';
 import { ProviderVideoSource } from './content/provider-source.js';
 import { VideoContent } from './content/video-content.js';
 import type { TaskServices } from './index.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { TaskLister } from './list.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { combineHooks, type MoveHooks } from './move-hooks.js';
@@ -39,6 +40,8 @@ export interface LifecycleDeps {
   config: Config;
   store: Store;
   tasks: TaskServices;
+  /** The client to providers (downloads of content only a channel's key can fetch). */
+  upstream: UpstreamClient;
   /** Where the lifecycle's /metrics series go (none: not exported). */
   registry?: Registry;
   log?: TaskLog;
@@ -77,7 +80,7 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const metrics = d.registry ? new TaskMetrics(d.registry, () => outbox.countPending()) : null;
   if (metrics) d.tasks.poller.usePollObserver((provider, outcome, seconds) => metrics.pollSeconds.observe({ provider, outcome }, seconds));
   const storage = createStorage(d.config.storage);
-  const source = new ProviderVideoSource({ config: d.config, refresh: (row) => d.tasks.service.refreshUrl(row) });
+  const source = new ProviderVideoSource({ config: d.config, upstream: d.upstream, refresh: (row) => d.tasks.service.refreshUrl(row) });
   const archiver = storage
     ? new Archiver({
         repo: archives,

@@ -1,19 +1,20 @@
 import type { Principal } from '../auth/principal.js';
-import { mayUseModel } from '../auth/principal.js';
 import type { Config } from '../config/schema.js';
-import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { errors, statusOf } from '../http/errors.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros } from '../limits/pricing.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { Relay } from '../relay/relay.js';
+import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Target } from '../upstream/target.js';
 import { randomBase62 } from '../auth/keys.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';
-import { clientStillThere } from '../http/departure.js';
+import type { BillableUnits, CreatedTask } from '../providers/video-types.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -40,9 +41,6 @@ export function publicTaskId(upstreamId: string): string {
   return TASK_ID.test(upstreamId) ? upstreamId : `task_${randomBase62(32)}`;
 }
 
-/** Ledger status of a request whose client left first (nginx's convention). */
-const CLIENT_CLOSED = 499;
-
 /**
  * Video tasks as the routes see them: create (validate, reserve credit, create at the provider
  * through the relay, store SUBMITTED) and read (ownership, fresh download URL).
@@ -64,13 +62,10 @@ export class TaskService {
    * bookkeeping); false means a row was already written. `departed` is aborted when the client
    * leaves: no task is created for nobody.
    */
-  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed?: AbortSignal): Promise<TaskRecord> {
+  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRecord> {
     const started = Date.now();
     const parsed = parseCreateBody(body);
-    const model = this.d.catalog.get(parsed.model);
-    if (!model) throw errors.modelNotFound(parsed.model);
-    if (!mayUseModel(p, model.id)) throw errors.modelNotAllowed(model.id);
-    if (model.config.kind !== 'video') throw errors.invalidRequest(`The model "${model.id}" does not generate video; pick a video model (see GET /v1/models).`, 'model');
+    const model = resolveModel(this.d.catalog, p, parsed.model, 'video', (m) => `The model "${m.id}" does not generate video; pick a video model (see GET /v1/models).`);
     const judge = bindModel(model);
     // No channel of this model runs video tasks: a configuration mistake the client cannot fix.
     if (!judge) throw errors.upstreamError(`No channel of the model "${model.id}" can run video tasks.`);
@@ -80,80 +75,81 @@ export class TaskService {
     const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
 
     const estimate = judge.adapter.estimate(judge.target.upstreamModel, parsed.request);
-    let channelName = '';
-    const record = (status: number) => {
-      if (!claimRow()) return;
-      this.d.ledger.record({ key_id: p.keyId, model: model.id, channel: channelName, endpoint: 'video', status, input_units: 0, output_units: 0, cost_micros: 0, latency_ms: Date.now() - started });
+    const metered: MeteredRequest = {
+      principal: p,
+      model,
+      endpoint: 'video',
+      started,
+      claimRow,
+      departed,
+      goneMessage: 'The client closed the request before the task was created.',
+      holdMicros: videoCostMicros(model.config, estimate),
+      // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
+      durable: true,
     };
-    const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request before the task was created.');
-    if (departed?.aborted) {
-      record(CLIENT_CLOSED);
-      throw gone();
-    }
-    // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
-    const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimate));
-
-    let row: TaskRow;
     // With a public URL, providers that call back are told where: a hint to poll the task now.
     const callbackToken = this.d.config.server.public_url ? newCallbackToken() : null;
-    try {
-      // A client that left while its credit was held: no provider task for nobody.
-      if (departed && !(await clientStillThere(departed))) throw gone();
-      const { created, target, expiresS, callsBack } = await this.d.relay.run(model, async (target) => {
+    const row = await meteredCall(
+      this.d,
+      metered,
+      async (target) => {
         const bound = bindChannel(target.channel, model.id);
         // A misconfigured channel (a chat wire format serving a video model): try the next one.
         if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
-        channelName = target.channel.name;
-        const callsBack = callbackToken !== null && bound.adapter.acceptsCallback;
-        const opts = callsBack ? { callbackUrl: providerCallbackUrl(this.d.config, callbackToken) } : undefined;
+        const token = callbackToken !== null && bound.adapter.acceptsCallback ? callbackToken : null;
+        const opts = token ? { callbackUrl: providerCallbackUrl(this.d.config, token) } : undefined;
         const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request, opts);
-        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), callsBack };
-      });
-      const taskId = publicTaskId(created.upstreamId);
-      const now = Date.now();
-      row = {
-        task_id: taskId,
-        upstream_id: created.upstreamId,
-        key_id: p.keyId,
-        model: model.id,
-        channel: target.channel.name,
-        upstream_model: target.upstreamModel,
-        action: parsed.action,
-        status: 'SUBMITTED',
-        fail_reason: '',
-        submit_time: Math.floor(now / 1000),
-        start_time: 0,
-        finish_time: 0,
-        progress: '0%',
-        // The provider's latest word on the task is its create answer until the first poll.
-        data: JSON.stringify(redactDeep(created.raw)),
-        reservation_id: hold.reservationId,
-        estimated_units: estimate.units,
-        billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
-        next_poll_at: now + (callsBack ? this.d.config.tasks.callback_poll_interval_ms : this.d.config.tasks.poll_interval_ms),
-        lease_owner: null,
-        lease_until: 0,
-        poll_failures: 0,
-        deadline_at: now + (expiresS + this.d.config.tasks.grace_s) * 1000,
-        url_expires_at: 0,
-        callback_token: callsBack ? callbackToken : null,
-        updated_at: now,
-      };
-      try {
-        // The provider already runs the task: a dropped database connection must not lose it.
-        await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
-      } catch (err) {
-        this.d.log('error', 'video task: storing a created task failed', { task_id: taskId, error: (err as Error).message });
-        if (statusOf(err) === 503) throw err;
-        throw errors.upstreamError('The gateway could not record the task the provider created.');
-      }
-    } catch (err) {
-      await this.d.credit.release(hold);
-      record(statusOf(err));
-      throw err;
-    }
-    record(200);
+        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token };
+      },
+      async ({ created, target, expiresS, token }, { hold }) => {
+        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, token);
+        try {
+          // The provider already runs the task: a dropped database connection must not lose it.
+          await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
+        } catch (err) {
+          this.d.log('error', 'video task: storing a created task failed', { task_id: row.task_id, error: (err as Error).message });
+          if (statusOf(err) === 503) throw err;
+          throw errors.upstreamError('The gateway could not record the task the provider created.');
+        }
+        // The hold stays open with the task: the poller settles it from the finished task's units.
+        return { value: row, status: 200 };
+      },
+    );
     return toTaskRecord(row);
+  }
+
+  /** The stored form of a task the provider just created: SUBMITTED, its hold, its first poll and its deadline. */
+  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, callbackToken: string | null): TaskRow {
+    const now = Date.now();
+    return {
+      task_id: publicTaskId(created.upstreamId),
+      upstream_id: created.upstreamId,
+      key_id: p.keyId,
+      model,
+      channel: target.channel.name,
+      upstream_model: target.upstreamModel,
+      action,
+      status: 'SUBMITTED',
+      fail_reason: '',
+      submit_time: Math.floor(now / 1000),
+      start_time: 0,
+      finish_time: 0,
+      progress: '0%',
+      // The provider's latest word on the task is its create answer until the first poll.
+      data: JSON.stringify(redactDeep(created.raw)),
+      reservation_id: reservationId,
+      estimated_units: estimate.units,
+      billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
+      // A provider that calls back is polled less often: the callback is what makes it poll at once.
+      next_poll_at: now + (callbackToken ? this.d.config.tasks.callback_poll_interval_ms : this.d.config.tasks.poll_interval_ms),
+      lease_owner: null,
+      lease_until: 0,
+      poll_failures: 0,
+      deadline_at: now + (expiresS + this.d.config.tasks.grace_s) * 1000,
+      url_expires_at: 0,
+      callback_token: callbackToken,
+      updated_at: now,
+    };
   }
 
   async read(p: Principal, taskId: string): Promise<TaskRecord> {
