@@ -9,7 +9,7 @@ import { createTask, isFinished, simVideoStats, waitForTask } from './helpers/vi
 // the gateway's callback URL; a callback makes the gateway poll the task at once. Every poll
 // interval here is ten minutes, so a task can only finish within the test through its callbacks.
 
-const LONG = { poll_interval_ms: 600_000, callback_poll_interval_ms: 600_000, tick_ms: 20 };
+const LONG = { poll_interval_ms: 500_000, callback_poll_interval_ms: 600_000, tick_ms: 20 };
 
 /** The gateway's port is known once it listens: the public URL is set then (the config is live). */
 function usePublicUrl(gw: TestGateway): void {
