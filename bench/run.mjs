@@ -2,11 +2,12 @@
 // mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
 // one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
 // proves the harness end to end with small counts). See docs/benchmarks.md.
-//   --only=chat,streams,models,tasks,poller   run some phases (development)
+//   --only=chat,streams,models,tasks,list,poller   run some phases (development)
 //   --profile                                  run mediagate under --cpu-prof and print its top entries
+//   --targets=raw,mediagate,unlimited          only these chat targets (development)
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { chatPhase } from './phases/chat.mjs';
 import { streamsPhase } from './phases/streams.mjs';
 import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
 import { pollerPhase } from './phases/poller.mjs';
+import { listPhase } from './phases/list.mjs';
 import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './lib/report.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { ensureBuilt } from '../bin/ensure-built.mjs';
@@ -102,6 +104,7 @@ async function main() {
     ctx.tickMs = taskDefaults.tick_ms.default;
     ctx.batch = taskDefaults.batch.default;
     const key = createKey(root, configPath).key;
+    const unlimitedKey = createKey(root, configPath, { unlimited: true }).key;
     const profDir = join(tmp, 'profile');
     const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
     Object.assign(ctx, { up, raw, portkey, mg, key, configPath, dbPath: join(tmp, 'mediagate.db') });
@@ -124,7 +127,12 @@ async function main() {
       raw: { ...route(raw.url, { ...upstreamAuth, ...json }), pid: raw.pid },
       portkey: { ...route(portkey.url, portkeyHeaders), pid: portkey.pid },
       mediagate: { ...route(mg.url, { ...auth, ...json }), pid: mg.pid },
+      // The same gateway with a key that has no rpm, concurrency or credit limit.
+      unlimited: { ...route(mg.url, { authorization: `Bearer ${unlimitedKey}`, ...json }), pid: mg.pid },
     };
+    // --targets=raw,mediagate (development): only these chat targets (the direct one always, for added latency).
+    const pick = args.find((a) => a.startsWith('--targets='))?.slice(10).split(',');
+    if (pick) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !pick.includes(name)) delete ctx.chatTargets[name];
     for (const [name, t] of Object.entries(ctx.chatTargets)) await checkChat(name, t);
 
     // Two tasks created through the API now, so the poller has moved them on when the task phases
@@ -139,7 +147,7 @@ async function main() {
       return r.json().data.task_id;
     };
     let templateId = null;
-    if (runs('tasks') || runs('poller')) {
+    if (runs('tasks') || runs('list') || runs('poller')) {
       templateId = await createTask('a corgi runs on grass');
       ctx.openTemplateId = await createTask('[stuck] a corgi runs on grass');
     }
@@ -172,7 +180,7 @@ async function main() {
       log('models: GET /v1/models beside raw node:http');
       results.models = await modelsPhase(ctx);
     }
-    if (runs('tasks') || runs('poller')) {
+    if (runs('tasks') || runs('list') || runs('poller')) {
       log('tasks: waiting for the template task to finish');
       await waitForTask(mg, auth, templateId, 'SUCCESS', 60_000);
       // The large database starts as a copy of the small one (same key, same template task).
@@ -196,6 +204,10 @@ async function main() {
       log('tasks: task reads beside raw node:http, 1k vs large table');
       results.tasks = await taskReadsPhase(ctx);
     }
+    if (runs('list')) {
+      log('list: task list pages, 1k vs large table');
+      results.list = await listPhase(ctx);
+    }
     if (runs('poller')) {
       log(`poller: CPU with ${P.poller.open.toLocaleString('en')} open tasks`);
       results.poller = await pollerPhase(ctx);
@@ -207,6 +219,11 @@ async function main() {
     if (profile) {
       const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
       results.profile = file ? summarizeProfile(join(profDir, file), 25) : null;
+      // Kept past the temp dir for a closer look (node bench/lib/profile-summary.mjs <file> 25 --callers=writev).
+      if (file) {
+        results.profile.file = join(tmpdir(), `mediagate-bench-${Date.now()}.cpuprofile`);
+        copyFileSync(join(profDir, file), results.profile.file);
+      }
     }
   } finally {
     killAll();
@@ -223,7 +240,7 @@ async function main() {
   if (name === 'latest') updateDoc(join(root, 'docs/benchmarks.md'), md);
   process.stdout.write(md + '\n');
   if (results.profile) {
-    process.stdout.write(`\nmediagate CPU profile (${results.profile.totalMs} ms busy time sampled), top self time:\n`);
+    process.stdout.write(`\nmediagate CPU profile (${results.profile.totalMs} ms busy time sampled, ${results.profile.file}), top self time:\n`);
     for (const f of results.profile.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);
     process.stdout.write('\nby module:\n');
     for (const m of results.profile.modules) process.stdout.write(`${String(m.pct).padStart(5)}%  ${m.name}\n`);

@@ -3,6 +3,8 @@ import OpenAI from 'openai';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
+import { validateConfig } from '../src/config/loader.js';
+import { applyConfig } from '../src/cluster/reload.js';
 
 describe('GET /v1/models', () => {
   let gw: TestGateway;
@@ -92,5 +94,29 @@ describe('GET /v1/models', () => {
     } finally {
       await g2.close();
     }
+  });
+
+  // The list is answered from bytes prepared per allow-list: what changes the list must show at once.
+  it('shows a changed allow-list and a reloaded config on the next request', async () => {
+    const list = async (key: string) => ((await (await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data.map((m: any) => m.id);
+    const limited = await gw.createKey({ models: ['sim-chat'] });
+    const open = await gw.createKey();
+    expect(await list(limited.key)).toEqual(['sim-chat']);
+    const before = await list(open.key);
+    expect(await list(open.key)).toEqual(before);
+
+    // A key change (what the admin API does: update the row, forget cached keys).
+    expect(await gw.services.keys.update(limited.id, { models: JSON.stringify(['sim-chat', 'sim-image']) })).toBe(true);
+    gw.services.authenticator.invalidate();
+    expect(await list(limited.key)).toEqual(['sim-chat', 'sim-image']);
+
+    // A reload that adds a model: every key without an allow-list sees it.
+    const raw = structuredClone(gw.config) as any;
+    for (const ch of raw.channels) if (ch.type === 'simulator') delete ch.base_url;
+    raw.models['sim-chat-extra'] = { kind: 'chat', owned_by: 'simulator' };
+    raw.channels[0].models.push('sim-chat-extra');
+    await applyConfig(gw.services, validateConfig(raw, 'reloaded config'));
+    expect(await list(open.key)).toEqual([...before, 'sim-chat-extra'].sort());
+    expect(await list(limited.key)).toEqual(['sim-chat', 'sim-image']);
   });
 });

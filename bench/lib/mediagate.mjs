@@ -41,11 +41,16 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
   return path;
 }
 
-/** Creates the bench key through the CLI: limits far above the load, credit far above its cost. */
-export function createKey(root, configPath) {
+/**
+ * Creates a bench key through the CLI. Limited (default): rpm, concurrency and credit far above the
+ * load and its cost, so every check runs and none bites. `{ unlimited: true }`: no rpm, no
+ * concurrency limit, unlimited credit (the ledger still records every request).
+ */
+export function createKey(root, configPath, { unlimited = false } = {}) {
+  const limits = unlimited ? [] : ['--rpm', '100000000', '--concurrency', '100000', '--credit', '100000000'];
   const out = execFileSync(
     process.execPath,
-    [join(root, 'dist/main.js'), 'keys', 'create', '--name', 'bench', '--rpm', '100000000', '--concurrency', '100000', '--credit', '100000000', '--json'],
+    [join(root, 'dist/main.js'), 'keys', 'create', '--name', unlimited ? 'bench-unlimited' : 'bench', ...limits, '--json'],
     { env: { ...process.env, MEDIAGATE_CONFIG: configPath }, encoding: 'utf8' },
   );
   return JSON.parse(out.trim().split('\n').pop());

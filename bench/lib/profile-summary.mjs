@@ -41,7 +41,45 @@ export function summarizeProfile(path, top = 25) {
   return { totalMs: Math.round(total / 1000), functions: rank(fns), modules: rank(modules) };
 }
 
+/**
+ * Where the self time of functions named `name` comes from: the call stacks above them (up to
+ * `depth` frames), each with its share of that function's self time. For native entries such as
+ * `writev`, whose cost is charged to whoever called them.
+ */
+export function callersOf(path, name, depth = 6, top = 12) {
+  const p = JSON.parse(readFileSync(path, 'utf8'));
+  const parent = new Map();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const frame = (n) => {
+    const cf = n.callFrame;
+    const file = cf.url.replace(/^file:\/\//, '').replace(/^.*?\/(node_modules|dist)\//, '$1/');
+    return `${cf.functionName || '(anonymous)'}${file ? ' ' + file + ':' + (cf.lineNumber + 1) : ''}`;
+  };
+  const stacks = new Map();
+  let total = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    const n = byId.get(p.samples[i]);
+    if (n.callFrame.functionName !== name) continue;
+    const us = p.timeDeltas[i] ?? 0;
+    total += us;
+    const chain = [];
+    for (let id = parent.get(n.id); id !== undefined && chain.length < depth; id = parent.get(id)) chain.push(frame(byId.get(id)));
+    const k = chain.join(' < ');
+    stacks.set(k, (stacks.get(k) ?? 0) + us);
+  }
+  return [...stacks.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([stack, us]) => ({ stack, pct: Math.round((us / (total || 1)) * 1000) / 10 }));
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const callers = process.argv.find((a) => a.startsWith('--callers='))?.slice(10);
+  if (callers) {
+    for (const c of callersOf(process.argv[2], callers)) console.log(`${String(c.pct).padStart(5)}%  ${c.stack}`);
+    process.exit(0);
+  }
   const s = summarizeProfile(process.argv[2], Number(process.argv[3] ?? 25));
   console.log(`busy time sampled: ${s.totalMs} ms\n\nself time by function:`);
   for (const f of s.functions) console.log(`${String(f.pct).padStart(5)}%  ${f.name}`);

@@ -54,11 +54,15 @@ export function checkTargets(r) {
   const add = (target, measured, met) => out.push({ target, measured, met: met === null ? null : !!met });
   const chat = r.chat?.load;
   if (chat) {
-    const vsPortkey = ratio(chat.mediagate.rps, chat.portkey.rps);
-    const vsRaw = ratio(chat.mediagate.rps, chat.raw.rps);
+    const vsPortkey = ratio(chat.mediagate?.rps, chat.portkey?.rps);
+    const vsRaw = ratio(chat.mediagate?.rps, chat.raw?.rps);
     add('Non-streamed chat (credit-limited key, rpm + concurrency limits, ledger on) req/s ≥ 10× Portkey', `${f1(vsPortkey)}×`, vsPortkey >= 10);
     add('Non-streamed chat (credit-limited key) req/s ≥ 70% of the raw proxy', `${Math.round(vsRaw * 100)}%`, vsRaw >= 0.7);
-    const added = r.chat.addedC1.mediagate.p99Ms;
+    if (chat.unlimited) {
+      const x = ratio(chat.unlimited.rps, chat.raw.rps);
+      add('Non-streamed chat, unlimited key, req/s ≥ 80% of the raw proxy', `${Math.round(x * 100)}%`, x >= 0.8);
+    }
+    const added = r.chat.addedC1.mediagate?.p99Ms;
     add('Added latency at concurrency 1, p99 ≤ 0.4 ms', `${f3(added)} ms`, added <= 0.4);
   }
   const held = r.streams?.held?.mediagate;
@@ -113,14 +117,16 @@ export function renderMarkdown(r) {
     L.push('');
     L.push('| path | req/s | p50 ms | p99 ms | vs raw proxy | CPU ms/req | c=1 p50 ms | c=1 p99 ms | added p50 ms | added p99 ms |');
     L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const [name, label] of [['direct', 'upstream, direct'], ['raw', 'raw Node proxy'], ['portkey', 'Portkey gateway'], ['mediagate', 'mediagate']]) {
+    for (const [name, label] of [['direct', 'upstream, direct'], ['raw', 'raw Node proxy'], ['portkey', 'Portkey gateway'], ['mediagate', 'mediagate, credit-limited key'], ['unlimited', 'mediagate, unlimited key']]) {
       const x = load[name];
+      if (!x) continue;
       const lat = latencyC1[name];
       const add = addedC1[name];
       L.push(`| ${label} | ${int(x.rps)} | ${x.p50Ms} | ${x.p99Ms} | ${name === 'direct' ? '' : Math.round(ratio(x.rps, load.raw.rps) * 100) + '%'} | ${f3(x.cpuMsPerReq)} | ${f3(lat.p50Ms)} | ${f3(lat.p99Ms)} | ${add ? signed(add.p50Ms) : ''} | ${add ? signed(add.p99Ms) : ''} |`);
     }
     L.push('');
-    L.push(`mediagate / Portkey: **${f1(ratio(load.mediagate.rps, load.portkey.rps))}×** req/s; mediagate / raw proxy: **${Math.round(ratio(load.mediagate.rps, load.raw.rps) * 100)}%** req/s, **${f1(ratio(load.mediagate.cpuMsPerReq, load.raw.cpuMsPerReq))}×** the CPU per request (Portkey: ${f1(ratio(load.portkey.cpuMsPerReq, load.raw.cpuMsPerReq))}×). CPU ms/req is the server process's own CPU time (upstream's for the direct row) over the requests it answered. Rounds (req/s): ${Object.entries(load).map(([n, x]) => `${n} ${x.rounds.join(', ')}`).join('; ')}. Failed requests: ${Object.entries(load).map(([n, x]) => `${n} ${x.failures}`).join(', ')}.`);
+    const unl = load.unlimited && load.raw ? ` Unlimited key / raw proxy: **${Math.round(ratio(load.unlimited.rps, load.raw.rps) * 100)}%** req/s, ${f1(ratio(load.unlimited.cpuMsPerReq, load.raw.cpuMsPerReq))}× the CPU per request.` : '';
+    L.push(`mediagate (credit-limited key) / Portkey: **${f1(ratio(load.mediagate?.rps, load.portkey?.rps))}×** req/s; mediagate / raw proxy: **${Math.round(ratio(load.mediagate?.rps, load.raw?.rps) * 100)}%** req/s, **${f1(ratio(load.mediagate?.cpuMsPerReq, load.raw?.cpuMsPerReq))}×** the CPU per request (Portkey: ${f1(ratio(load.portkey?.cpuMsPerReq, load.raw?.cpuMsPerReq))}×).${unl} CPU ms/req is the server process's own CPU time (upstream's for the direct row) over the requests it answered. Rounds (req/s): ${Object.entries(load).map(([n, x]) => `${n} ${x.rounds.join(', ')}`).join('; ')}. Failed requests: ${Object.entries(load).map(([n, x]) => `${n} ${x.failures}`).join(', ')}.`);
     L.push('');
   }
 

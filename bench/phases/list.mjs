@@ -2,9 +2,8 @@
 // stored: the first page, a page deep in the list (by cursor), and a status-filtered page, on the
 // two gateway processes the task-reads phase seeds (ctx.mg: small table, ctx.mgLarge: large one).
 // Keyset pagination over the (key_id, submit_time, task_id) indexes should make all of them cost
-// the same on both tables. Run it with the seeded databases in place:
-//   node bench/run.mjs --only=list          (run.mjs: `if (runs('list')) results.list = await listPhase(ctx)`,
-//                                            and seed when runs('list') as for 'tasks')
+// the same on both tables. On its own:
+//   node bench/run.mjs --only=list
 import { fetch } from 'undici';
 import { latency } from '../lib/measure.mjs';
 import { seededTaskId } from '../lib/seed-tasks.mjs';

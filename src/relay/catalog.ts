@@ -22,6 +22,15 @@ const ENDPOINT_TYPES: Record<ModelConfig['kind'], string[]> = {
 interface CatalogView {
   byId: Map<string, CatalogModel>;
   sorted: CatalogModel[];
+  /** The `GET /v1/models` answer for every model (built on first need). */
+  listAll?: Buffer;
+  /** The answer per allow-list (a key's set of model ids; a changed key brings a new set). */
+  lists: WeakMap<ReadonlySet<string>, Buffer>;
+}
+
+/** One entry of `GET /v1/models`, in the field order of the OpenAI API. */
+export function modelEntry(m: CatalogModel) {
+  return { id: m.id, object: 'model' as const, created: m.created, owned_by: m.ownedBy, supported_endpoint_types: m.endpointTypes };
 }
 
 /**
@@ -56,7 +65,7 @@ export class Catalog {
       });
     }
     const sorted = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return { byId, sorted };
+    return { byId, sorted, lists: new WeakMap() };
   }
 
   get(id: string): CatalogModel | undefined {
@@ -69,7 +78,27 @@ export class Catalog {
     return p.models === null ? sorted : sorted.filter((m) => mayUseModel(p, m.id));
   }
 
+  /**
+   * The `GET /v1/models` answer for the principal, as bytes prepared once per allow-list and
+   * catalog: a reload builds a new catalog view (and so new answers); a key whose allow-list
+   * changed comes back from the authenticator with a new set (and so a new answer).
+   */
+  listBytesFor(p: Principal): Buffer {
+    const view = this.view;
+    if (p.models === null) return (view.listAll ??= listBytes(view.sorted));
+    let bytes = view.lists.get(p.models);
+    if (!bytes) {
+      bytes = listBytes(this.listFor(p));
+      view.lists.set(p.models, bytes);
+    }
+    return bytes;
+  }
+
   all(): CatalogModel[] {
     return this.view.sorted;
   }
+}
+
+function listBytes(models: CatalogModel[]): Buffer {
+  return Buffer.from(JSON.stringify({ object: 'list', success: true, data: models.map(modelEntry) }));
 }

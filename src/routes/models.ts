@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import { errors } from '../http/errors.js';
-import type { Catalog, CatalogModel } from '../relay/catalog.js';
+import { modelEntry as entry, type Catalog } from '../relay/catalog.js';
 
 const ModelEntry = Type.Object({
   id: Type.String(),
@@ -18,16 +18,13 @@ const ModelList = Type.Object({
   data: Type.Array(ModelEntry),
 });
 
-function entry(m: CatalogModel) {
-  return { id: m.id, object: 'model' as const, created: m.created, owned_by: m.ownedBy, supported_endpoint_types: m.endpointTypes };
-}
-
 /** GET /v1/models and GET /v1/models/{id} for the OpenAI SDK's retrieve(). */
 export function registerModelRoutes(app: FastifyInstance, catalog: Catalog): void {
   app.get(
     '/v1/models',
     { config: { auth: true }, schema: { response: { 200: ModelList } } },
-    async (request) => ({ object: 'list' as const, success: true, data: catalog.listFor(principalOf(request)).map(entry) }),
+    // Bytes prepared per allow-list (Catalog.listBytesFor); the schema documents them.
+    async (request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(catalog.listBytesFor(principalOf(request))),
   );
 
   app.get<{ Params: { model: string } }>(

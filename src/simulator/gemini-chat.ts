@@ -1,5 +1,6 @@
 import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
 import { sendJson, type SimContext, type SimRoute } from './router.js';
+import { functionResponseText } from '../providers/gemini/wire.js';
 
 // Gemini's generateContent in Google's wire format: POST /v1beta/models/{model}:generateContent
 // (a GenerateContentResponse) and :streamGenerateContent?alt=sse (a stream of them, the last with
@@ -45,7 +46,7 @@ function conversation(body: Json): SimConversation | string {
         const at = calls.indexOf(String(p.functionResponse.name));
         if (at < 0) return `* GenerateContentRequest.contents[${i}]: function response turn comes without a function call turn for "${String(p.functionResponse.name)}".`;
         calls.splice(at, 1);
-        results.push(JSON.stringify(p.functionResponse.response ?? {}));
+        results.push(functionResponseText(p.functionResponse.response, String(p.functionResponse.name)));
       } else return `* GenerateContentRequest.contents[${i}].parts: unknown part.`;
     }
     texts.push(said, ...results);

@@ -10,6 +10,7 @@ import { createStorage, type VideoStorage } from './archive/storage.js';
 import { ProviderVideoSource } from './content/provider-source.js';
 import { VideoContent } from './content/video-content.js';
 import type { TaskServices } from './index.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { TaskLister } from './list.js';
 import { VideoLister } from './video-list.js';
 import { VideoDeleter } from './video-delete.js';
@@ -44,6 +45,8 @@ export interface LifecycleDeps {
   config: Config;
   store: Store;
   tasks: TaskServices;
+  /** The client to providers (downloads of content only a channel's key can fetch). */
+  upstream: UpstreamClient;
   /** Where the lifecycle's /metrics series go (none: not exported). */
   registry?: Registry;
   log?: TaskLog;
@@ -81,7 +84,7 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const outbox = new WebhookOutboxRepo(d.store.db, d.store.dialect);
   const metrics = d.registry ? new TaskMetrics(d.registry, () => outbox.countPending()) : null;
   const storage = createStorage(d.config.storage);
-  const source = new ProviderVideoSource({ config: d.config, refresh: (row) => d.tasks.service.refreshUrl(row) });
+  const source = new ProviderVideoSource({ config: d.config, upstream: d.upstream, refresh: (row) => d.tasks.service.refreshUrl(row) });
   const archiver = storage
     ? new Archiver({
         repo: archives,

@@ -17,9 +17,11 @@ export interface ProviderRig {
   close(): Promise<void>;
 }
 
-export async function providerRig(type: string, models: Record<string, ModelConfig>, channel: Record<string, unknown> = {}): Promise<ProviderRig> {
+/** `gateway`: further settings of the gateway (storage, webhooks, server…). */
+export async function providerRig(type: string, models: Record<string, ModelConfig>, channel: Record<string, unknown> = {}, gateway: Record<string, unknown> = {}): Promise<ProviderRig> {
   const sim = await startSimulator({ videoSeconds: 0.3, urlTtlS: 3600 });
   const gw = await startGateway({
+    ...gateway,
     simulator: { embedded: false },
     // The simulator listens on loopback, which the image and video fetchers refuse unless the channel allows it.
     channels: [{ name: type, type, base_url: sim.url, api_key: `${type}-test-key`, allow_private_network: true, models: Object.keys(models), ...channel }],

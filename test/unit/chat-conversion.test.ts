@@ -512,3 +512,41 @@ describe('SSE reader', () => {
     ]);
   });
 });
+
+describe('Gemini function responses', () => {
+  const resultOf = (response: unknown) => {
+    const hub = CHAT_CODECS.gemini.decodeRequest({
+      model: 'm',
+      contents: [
+        { role: 'user', parts: [{ text: 'Rainy Lisbon' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'weather', args: { city: 'Lisbon' } } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'weather', response } }] },
+      ],
+    });
+    const part = hub.messages.flatMap((m) => m.parts).find((p) => p.type === 'tool_result');
+    return part && part.type === 'tool_result' ? part.content : undefined;
+  };
+
+  it('reads a one-key text wrapper, and the AI SDK’s {name, content}, as the text; other objects as JSON', () => {
+    expect(resultOf({ result: 'sunny' })).toBe('sunny');
+    expect(resultOf({ output: 'sunny' })).toBe('sunny');
+    expect(resultOf({ name: 'weather', content: 'sunny' })).toBe('sunny');
+    expect(resultOf({ temp: 21, sky: 'clear' })).toBe('{"temp":21,"sky":"clear"}');
+    expect(resultOf({ name: 'other', content: 'x' })).toBe('{"name":"other","content":"x"}');
+  });
+
+  it('sends a text result to Gemini as {result} and an object result as it is', () => {
+    const hub = CHAT_CODECS.openai.decodeRequest({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'Rainy Lisbon' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }, { id: 'c2', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+        { role: 'tool', tool_call_id: 'c2', content: '{"temp":21}' },
+      ],
+    });
+    const out = CHAT_CODECS.gemini.encodeRequest(hub, 'm') as any;
+    const responses = out.contents.flatMap((c: any) => c.parts).filter((p: any) => p.functionResponse).map((p: any) => p.functionResponse.response);
+    expect(responses).toEqual([{ result: 'sunny' }, { temp: 21 }]);
+  });
+});

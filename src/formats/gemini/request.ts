@@ -1,6 +1,7 @@
 import { errors } from '../../http/errors.js';
 import type { HubMessage, HubPart, HubReasoning, HubRequest, HubTool, HubToolChoice } from '../hub/types.js';
 import { appendTurn, argsObject, budgetOf, localId, nameToolResults } from '../hub/util.js';
+import { functionResponseText } from '../../providers/gemini/wire.js';
 
 // Gemini generateContent requests ↔ the hub. The model is named in the URL; the route copies it
 // into `model` before decoding.
@@ -119,7 +120,7 @@ function partOf(p: Json, where: string, fromModel: boolean, pending: Map<string,
       const at = queue.indexOf(res.id);
       if (at >= 0) queue.splice(at, 1);
     }
-    return { type: 'tool_result', callId: id, name: res.name, content: JSON.stringify(res.response ?? {}) };
+    return { type: 'tool_result', callId: id, name: res.name, content: functionResponseText(res.response, res.name) };
   }
   throw errors.invalidRequest(`${where}: this kind of part is not supported for this model (text, inlineData, fileData, functionCall, functionResponse are).`, where);
 }
