@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/anthropic/request.js';
+import { CHAT_CODECS } from '../formats/index.js';
 import { statusOf } from '../http/errors.js';
 import { redact } from '../http/redact.js';
 import { clientGone } from '../http/departure.js';
@@ -37,17 +38,8 @@ export function estimateChatTokens(client: ChatFormat, body: Record<string, unkn
 }
 
 /** The output cap a client set, and the name of its field (for the credit refusal's hint). */
-function maxTokensOf(client: ChatFormat, body: Record<string, any>): { field: string; value: unknown } {
-  switch (client) {
-    case 'openai':
-      return body.max_completion_tokens !== undefined ? { field: 'max_completion_tokens', value: body.max_completion_tokens } : { field: 'max_tokens', value: body.max_tokens };
-    case 'responses':
-      return { field: 'max_output_tokens', value: body.max_output_tokens };
-    case 'gemini':
-      return { field: 'generationConfig.maxOutputTokens', value: body.generationConfig?.maxOutputTokens };
-    default:
-      return { field: 'max_tokens', value: body.max_tokens };
-  }
+function maxTokensOf(client: ChatFormat, body: Record<string, unknown>): { field: string; value: unknown } {
+  return CHAT_CODECS[client].outputCap(body);
 }
 
 /** What one chat endpoint adds to the shared flow. */
@@ -72,7 +64,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
     const principal = principalOf(request);
     const { body, stream } = spec.read ? spec.read(request) : { body: request.body as Record<string, unknown>, stream: (request.body as Record<string, unknown>).stream === true };
     const model = resolveModel(services.catalog, principal, body.model as string, 'chat', (m) => `The model "${m.id}" is not a chat model.`);
-    const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
+    const includeUsage = stream && CHAT_CODECS[client].wantsUsage?.(body) === true;
     // The client leaving (noticed from the request's first moment) aborts the upstream call at once;
     // one that left while its credit was being held gets no upstream call at all.
     const signal = request.departed;
