@@ -114,9 +114,25 @@ export interface CancelOutcome {
   message: string;
 }
 
+/** One frame size a model renders (`size: "1280x720"` in the OpenAI Videos API) and what it means in the model's own terms. */
+export interface VideoSizeOption {
+  /** `WIDTHxHEIGHT` */
+  size: string;
+  /** The resolution the size stands for, in the adapter's spelling (`720p`). */
+  resolution: string;
+  /** The ratio it stands for; absent when the model takes no ratio here (the image decides the shape). */
+  ratio?: string;
+}
+
 export interface VideoAdapter {
   /** What an upstream model (after the channel's model_map) accepts. */
   caps(upstreamModel: string): VideoModelCaps;
+  /**
+   * The frame sizes (`WIDTHxHEIGHT`, as the OpenAI Videos API names them) the model renders in a
+   * mode, with the resolution and ratio each stands for; absent: every resolution of `caps` at
+   * every ratio (src/providers/video-sizes.ts).
+   */
+  sizes?(upstreamModel: string, mode: VideoModeName): VideoSizeOption[];
   /** Provider-specific checks beyond `caps` (a GatewayError 400 for a value the provider refuses). */
   validate?(upstreamModel: string, req: VideoGenerationRequest): void;
   /** The billable units the request will probably cost, in the model's billing unit (the credit hold). */

@@ -72,6 +72,10 @@ export interface TaskTable {
   /** The token of the URL the provider calls back (a hint to poll now); null when it does not call back. */
   callback_token: string | null;
   updated_at: number;
+  /** When the owner deleted the task (DELETE /v1/videos/{id}), ms; 0 = not deleted. Deleted tasks are hidden from clients. */
+  deleted_at: Generated<number>;
+  /** What the Videos API's video object shows: JSON {"prompt","seconds","size"}; '' for tasks from before it. */
+  video_meta: Generated<string>;
 }
 
 export interface UsageTable {

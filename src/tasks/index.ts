@@ -11,11 +11,14 @@ import { Poller } from './poller.js';
 import { ProviderCallbacks } from './provider-callbacks.js';
 import { TaskService } from './service.js';
 import { TaskTransitions } from './transitions.js';
+import { TaskCanceller } from './cancel.js';
 
 export interface TaskServices {
   repo: TasksRepo;
   transitions: TaskTransitions;
   service: TaskService;
+  /** Cancels open tasks at their provider (POST …/cancel, DELETE /v1/videos/{id}). */
+  canceller: TaskCanceller;
   poller: Poller;
   /** Provider callbacks: hints to poll a task now. */
   callbacks: ProviderCallbacks;
@@ -39,6 +42,7 @@ export function createTaskServices(d: TaskServicesDeps): TaskServices {
   const transitions = new TaskTransitions({ repo, credit: d.credit, ledger: d.ledger, catalog: d.catalog, settings: d.config.tasks, log });
   const service = new TaskService({ config: d.config, repo, catalog: d.catalog, relay: d.relay, upstream: d.upstream, credit: d.credit, ledger: d.ledger, transitions, log });
   const poller = new Poller({ repo, transitions, upstream: d.upstream, config: d.config, log });
+  const canceller = new TaskCanceller({ config: d.config, repo, transitions, upstream: d.upstream });
   const callbacks = new ProviderCallbacks({ repo, pollSoon: () => poller.wake() });
-  return { repo, transitions, service, poller, callbacks };
+  return { repo, transitions, service, canceller, poller, callbacks };
 }

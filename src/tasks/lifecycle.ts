@@ -6,12 +6,15 @@ import { ArchivesRepo } from '../store/repos/archives.js';
 import { TaskListRepo } from '../store/repos/task-list.js';
 import { registerSecret } from '../http/redact.js';
 import { Archiver } from './archive/archiver.js';
-import { createStorage, type VideoStorage } from './archive/storage.js';
+import type { VideoStorage } from './archive/storage.js';
+import { createStorage } from './archive/backends.js';
 import { ProviderVideoSource } from './content/provider-source.js';
 import { VideoContent } from './content/video-content.js';
 import type { TaskServices } from './index.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { TaskLister } from './list.js';
+import { VideoLister } from './video-list.js';
+import { VideoDeleter } from './video-delete.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { combineHooks, type MoveHooks } from './move-hooks.js';
 import { GatewayError } from '../http/errors.js';
@@ -24,6 +27,9 @@ import { checkCallbackAddress, parseSubscription } from './webhooks/subscription
 /** What clients do with tasks besides create and read: list, download, archive (and the workers behind them). */
 export interface TaskLifecycle {
   lister: TaskLister;
+  /** GET /v1/videos and DELETE /v1/videos/{id} (the Videos API). */
+  videos: VideoLister;
+  deleter: VideoDeleter;
   content: VideoContent;
   storage: VideoStorage | null;
   archives: ArchivesRepo;
@@ -109,8 +115,11 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const hooks: MoveHooks[] = [observeMoves(d.config, log, metrics), webhooks.hooks()];
   if (archiver) hooks.push(archiver.hooks());
   d.tasks.transitions.useHooks(combineHooks(hooks));
+  const listRepo = new TaskListRepo(d.store.db);
   return {
-    lister: new TaskLister(new TaskListRepo(d.store.db)),
+    lister: new TaskLister(listRepo),
+    videos: new VideoLister(listRepo, d.tasks.repo, d.config.storage.type === 'none' ? 0 : d.config.storage.retain_days),
+    deleter: new VideoDeleter({ repo: d.tasks.repo, canceller: d.tasks.canceller, archives, storage, log }),
     content: new VideoContent({ tasks: d.tasks.repo, archives, storage, source, log }),
     storage,
     archives,

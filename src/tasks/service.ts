@@ -15,11 +15,12 @@ import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';
 import type { BillableUnits, CreatedTask } from '../providers/video-types.js';
-import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
+import { TASK_ID, ownedTask, parseCreateBody, type ParsedCreate } from './request.js';
+import { asVideosApiError, nativeVideoBody, parseVideoCreate, videoMeta, type VideoMeta } from './openai-videos.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
 import { urlNeedsRefresh } from '../providers/signed-url.js';
-import { bindChannel, bindModel, bindTask } from './binding.js';
+import { bindChannel, bindModel, bindTask, type VideoBinding } from './binding.js';
 import { checkVideoRequest } from './capabilities.js';
 import { newCallbackToken, providerCallbackUrl } from './provider-callbacks.js';
 import type { TaskLog } from './log.js';
@@ -63,18 +64,51 @@ export class TaskService {
    * leaves: no task is created for nobody.
    */
   async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRecord> {
-    const started = Date.now();
     const parsed = parseCreateBody(body);
-    const model = resolveModel(this.d.catalog, p, parsed.model, 'video', (m) => `The model "${m.id}" does not generate video; pick a video model (see GET /v1/models).`);
+    return toTaskRecord(await this.start(p, parsed.model, () => ({ parsed }), body as Record<string, unknown>, claimRow, departed));
+  }
+
+  /**
+   * POST /v1/videos: the same task, created from the Videos API's fields; `seconds` and `size` are
+   * mapped by the model's provider (openai-videos.ts). Errors about a native field name the field
+   * the client sent.
+   */
+  async createVideo(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRow> {
+    try {
+      const input = parseVideoCreate(body);
+      const build = (judge: VideoBinding, modelId: string) => ({ parsed: parseCreateBody(nativeVideoBody(input, modelId, judge)), given: { seconds: input.seconds, size: input.size } });
+      return await this.start(p, input.model, build, null, claimRow, departed);
+    } catch (err) {
+      throw asVideosApiError(err);
+    }
+  }
+
+  /**
+   * Validates, holds credit, creates the task at the provider through the relay and stores it.
+   * `build` makes the request once the model's adapter is known; `subscribeBody` is checked for
+   * completion webhooks (null: the API has none).
+   */
+  private async start(
+    p: Principal,
+    modelId: string,
+    build: (judge: VideoBinding, modelId: string) => { parsed: ParsedCreate; given?: { seconds?: string; size?: string } },
+    subscribeBody: Record<string, unknown> | null,
+    claimRow: () => boolean,
+    departed: AbortSignal,
+  ): Promise<TaskRow> {
+    const started = Date.now();
+    const model = resolveModel(this.d.catalog, p, modelId, 'video', (m) => `The model "${m.id}" does not generate video; pick a video model (see GET /v1/models).`);
     const judge = bindModel(model);
     // No channel of this model runs video tasks: a configuration mistake the client cannot fix.
     if (!judge) throw errors.upstreamError(`No channel of the model "${model.id}" can run video tasks.`);
+    const { parsed, given } = build(judge, model.id);
     checkVideoRequest(model.id, model.config.modes ?? [], judge.adapter, judge.target.upstreamModel, parsed.request);
 
     // Where the task's webhooks go: checked (URL, address, signing secret) before any credit is held.
-    const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
+    const callback = this.subscribe && subscribeBody ? await this.subscribe(p, subscribeBody) : null;
 
     const estimate = judge.adapter.estimate(judge.target.upstreamModel, parsed.request);
+    const meta = videoMeta(parsed.request, judge, estimate, given);
     const metered: MeteredRequest = {
       principal: p,
       model,
@@ -89,7 +123,7 @@ export class TaskService {
     };
     // With a public URL, providers that call back are told where: a hint to poll the task now.
     const callbackToken = this.d.config.server.public_url ? newCallbackToken() : null;
-    const row = await meteredCall(
+    return meteredCall(
       this.d,
       metered,
       async (target) => {
@@ -102,7 +136,7 @@ export class TaskService {
         return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token };
       },
       async ({ created, target, expiresS, token }, { hold }) => {
-        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, token);
+        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, meta, token);
         try {
           // The provider already runs the task: a dropped database connection must not lose it.
           await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
@@ -115,11 +149,10 @@ export class TaskService {
         return { value: row, status: 200 };
       },
     );
-    return toTaskRecord(row);
   }
 
   /** The stored form of a task the provider just created: SUBMITTED, its hold, its first poll and its deadline. */
-  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, callbackToken: string | null): TaskRow {
+  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, meta: VideoMeta, callbackToken: string | null): TaskRow {
     const now = Date.now();
     return {
       task_id: publicTaskId(created.upstreamId),
@@ -149,14 +182,13 @@ export class TaskService {
       url_expires_at: 0,
       callback_token: callbackToken,
       updated_at: now,
+      deleted_at: 0,
+      video_meta: JSON.stringify(meta),
     };
   }
 
   async read(p: Principal, taskId: string): Promise<TaskRecord> {
-    if (!TASK_ID.test(taskId)) throw invalidTaskId();
-    let row = await this.d.repo.get(taskId);
-    // Another key's task answers exactly like a task that does not exist.
-    if (!row || row.key_id !== p.keyId) throw taskNotExist();
+    let row = await ownedTask(this.d.repo, p, taskId);
     if (row.status === 'SUCCESS' && urlNeedsRefresh(row.fail_reason, row.url_expires_at)) row = await this.refreshUrl(row);
     return toTaskRecord(row);
   }
