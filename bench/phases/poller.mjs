@@ -106,7 +106,7 @@ async function callbackReads(ctx, tasks, videoS) {
   const gateways = [];
   for (const mode of ['polling', 'callbacks']) {
     const port = await freePort();
-    const cfg = structuredClone(base);
+    const cfg = JSON.parse(JSON.stringify(base));
     cfg.database.url = `sqlite:${join(tmp, `mediagate-${mode}.db`)}`;
     cfg.server = { ...cfg.server, port, ...(mode === 'callbacks' ? { public_url: `http://127.0.0.1:${port}` } : {}) };
     const path = join(tmp, `mediagate-${mode}.json`);
