@@ -158,6 +158,7 @@ async function main() {
       log('chat: non-streamed req/s and latency through each proxy');
       results.chat = await chatPhase(ctx);
     }
+    if (runs('convert')) results.convert = await (await import('./phases/convert.mjs')).convertPhase(ctx, log); // pass-through vs converted chat paths
     if (runs('streams')) {
       log('streams: time to first token and concurrent streams held');
       // Portkey as npm installs it, streamed: recorded, because it fails (see docs/benchmarks.md).

@@ -12,6 +12,7 @@ import { registerResponsesRoutes } from './routes/responses.js';
 import { registerGeminiRoutes } from './routes/gemini.js';
 import { registerVideoRoutes } from './routes/video.js';
 import { registerVideoLifecycleRoutes } from './routes/video-lifecycle.js';
+import { registerVideosApiRoutes } from './routes/videos.js';
 import { registerRateLimits } from './limits/hook.js';
 import { registerUsageBackstop } from './limits/usage-backstop.js';
 import { registerRouteErrors } from './http/route-table.js';
@@ -96,6 +97,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
       registerGeminiRoutes(api, services);
       registerVideoRoutes(api, services.tasks.service, services.config);
       registerVideoLifecycleRoutes(api, services);
+      registerVideosApiRoutes(api, services);
     }
     if (surface !== 'public') registerAdminRoutes(api, services, createAdmin(services, opts.admin), opts.admin);
     api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

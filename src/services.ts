@@ -133,7 +133,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     (channel, ok, ms) => channelStats.record(channel, ok, ms),
   );
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
-  const lifecycle = createTaskLifecycle({ config, store, tasks, registry: metrics.registry });
+  const lifecycle = createTaskLifecycle({ config, store, tasks, upstream, registry: metrics.registry });
   if (!opts.noPoller) {
     tasks.poller.start();
     lifecycle.start();

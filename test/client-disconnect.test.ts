@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { eventually, ledgerRows, noOpenUpstream, post, startChatRig, type ChatRig } from './helpers/chat.js';
+import { eventually, ledgerRows, noOpenUpstream, post, type ChatRig } from './helpers/chat.js';
+import { MODEL_OF, WIRE_FORMATS, startFormatsRig, type WireFormat } from './helpers/chat-formats.js';
 
 // A client that goes away mid-stream: the gateway aborts its upstream request, so the simulator
 // sees its connection closed before the stream ended (its `disconnects` counter), nothing stays
@@ -12,39 +13,54 @@ const PROMPT = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
 describe('client disconnect', () => {
   let rig: ChatRig;
   beforeAll(async () => {
-    rig = await startChatRig();
+    rig = await startFormatsRig();
     await fetch(`${rig.sim.url}/__sim/chat`, { method: 'POST', body: JSON.stringify({ stream_delay_ms: 40 }) });
   });
   afterAll(async () => rig.close());
 
-  const cases: [string, string, string, Record<string, unknown>][] = [
-    ['an OpenAI client of an openai channel', '/v1/chat/completions', 'openai.chat', { model: 'gpt-sim' }],
-    ['an OpenAI client of an anthropic channel', '/v1/chat/completions', 'anthropic.messages', { model: 'claude-sim' }],
-    ['an Anthropic client of an anthropic channel', '/v1/messages', 'anthropic.messages', { model: 'claude-sim', max_tokens: 500 }],
-    ['an Anthropic client of an openai channel', '/v1/messages', 'openai.chat', { model: 'gpt-sim', max_tokens: 500 }],
-  ];
+  // Every client format × every upstream format: the same streamed request in the client's own
+  // shape, to the model whose only channel speaks the upstream's.
+  const request: Record<WireFormat, (model: string) => { path: string; body: Record<string, unknown> }> = {
+    openai: (model) => ({ path: '/v1/chat/completions', body: { model, stream: true, messages: [{ role: 'user', content: PROMPT }] } }),
+    anthropic: (model) => ({ path: '/v1/messages', body: { model, max_tokens: 500, stream: true, messages: [{ role: 'user', content: PROMPT }] } }),
+    responses: (model) => ({ path: '/v1/responses', body: { model, stream: true, input: PROMPT } }),
+    gemini: (model) => ({ path: `/v1beta/models/${model}:streamGenerateContent?alt=sse`, body: { contents: [{ role: 'user', parts: [{ text: PROMPT }] }] } }),
+  };
+  const route: Record<WireFormat, string> = { openai: 'openai.chat', anthropic: 'anthropic.messages', responses: 'openai.responses', gemini: 'gemini.generate' };
+  const cases = WIRE_FORMATS.flatMap((client) => WIRE_FORMATS.map((upstream) => [client, upstream] as const));
 
-  it.each(cases)('closes the upstream connection when %s leaves', async (_name, path, route, extra) => {
-    const before = (await rig.stats()).disconnects[route] ?? 0;
+  it.each(cases)('closes the upstream connection and bills only what was delivered when a %s client of a %s channel leaves', async (client, upstream) => {
+    const before = (await rig.stats()).disconnects[route[upstream]] ?? 0;
     const rowsBefore = (await ledgerRows(rig)).length;
     const abort = new AbortController();
-    const res = await post(rig, path, { ...extra, stream: true, messages: [{ role: 'user', content: PROMPT }] }, rig.key, abort.signal);
+    const { path, body } = request[client](MODEL_OF[upstream]);
+    const res = await post(rig, path, body, rig.key, abort.signal);
     expect(res.status).toBe(200);
+    // Leave once some of the answer's text ("You said: word0 …") has arrived.
     const reader = res.body!.getReader();
-    const first = await reader.read();
-    expect(first.done).toBe(false);
+    const decoder = new TextDecoder();
+    let received = '';
+    while (!received.includes('said')) {
+      const chunk = await reader.read();
+      expect(chunk.done).toBe(false);
+      received += decoder.decode(chunk.value, { stream: true });
+    }
     abort.abort();
     await reader.cancel().catch(() => undefined);
 
-    await eventually(async () => ((await rig.stats()).disconnects[route] ?? 0) === before + 1, 10_000, 'the simulator to see the upstream connection close');
+    await eventually(async () => ((await rig.stats()).disconnects[route[upstream]] ?? 0) === before + 1, 10_000, 'the simulator to see the upstream connection close');
     await noOpenUpstream(rig);
     await eventually(async () => (await ledgerRows(rig)).length === rowsBefore + 1, 10_000, 'the ledger row');
     const rows = await ledgerRows(rig);
+    // One row for the request, never a second one for the same stream.
+    expect(rows).toHaveLength(rowsBefore + 1);
     const row = rows[rows.length - 1];
-    expect(row.status).toBe(499);
-    // Billed for the input and what was delivered, not for the whole answer (60+ tokens).
+    expect(row).toMatchObject({ model: MODEL_OF[upstream], status: 499 });
+    // Billed for the input and what was delivered, not for the whole answer (62 tokens).
     expect(row.input_units).toBeGreaterThan(0);
+    expect(row.output_units).toBeGreaterThan(0);
     expect(row.output_units).toBeLessThan(60);
+    expect(Number(row.cost_micros)).toBeGreaterThan(0);
   });
 
   it('closes the upstream connection when the OpenAI SDK aborts its stream', async () => {

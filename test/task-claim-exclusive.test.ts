@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
 import { openStore, type Store } from '../src/store/db.js';
-import { TasksRepo, type TaskRow } from '../src/store/repos/tasks.js';
+import { TasksRepo, type NewTaskRow } from '../src/store/repos/tasks.js';
 
 // Pollers of several instances claim due tasks from one database at the same moments. Each has its
 // own connection pool, as separate processes would. A task may be claimed by one of them per cycle,
@@ -12,7 +12,7 @@ const TASKS = 60;
 const LEASE_MS = 3_600_000;
 const POLL_MS = 3_600_000;
 
-function task(i: number, now: number): TaskRow {
+function task(i: number, now: number): NewTaskRow {
   return {
     task_id: `cgt-20250101000000-claim${String(i).padStart(3, '0')}`,
     upstream_id: `cgt-20250101000000-claim${String(i).padStart(3, '0')}`,

@@ -109,7 +109,7 @@ export const StorageSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    // provider: fail_reason of a SUCCESS is the provider's URL; gateway: the gateway's /content URL.
+    // provider: fail_reason of a SUCCESS is the provider's URL (the gateway's /content URL where only the channel key fetches the video); gateway: always the gateway's /content URL.
     public_url_mode: Type.Union([Type.Literal('provider'), Type.Literal('gateway')], { default: 'provider' }),
     // Archived videos older than this many days are deleted; 0 keeps them.
     retain_days: Type.Number({ minimum: 0, default: 0 }),

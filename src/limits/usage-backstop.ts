@@ -19,6 +19,7 @@ export const LEDGER_ENDPOINTS: Record<string, string> = {
   '/v1/images/generations': 'images.generations',
   '/v1/images/edits': 'images.edits',
   '/v1/video/generations': 'video',
+  '/v1/videos': 'video',
 };
 
 /**

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { VideoModeName } from '../config/schema.js';
 import type { Target } from '../upstream/target.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { VideoSizeOption } from './video-sizes.js';
 
 // The video-task capability: what the task service hands an adapter and what it reads back. The
 // task layer (src/tasks/) knows only these types; everything provider-specific — which values a
@@ -117,6 +118,12 @@ export interface CancelOutcome {
 export interface VideoAdapter {
   /** What an upstream model (after the channel's model_map) accepts. */
   caps(upstreamModel: string): VideoModelCaps;
+  /**
+   * The frame sizes (`WIDTHxHEIGHT`, as the OpenAI Videos API names them) the model renders in a
+   * mode, with the resolution and ratio each stands for; absent: every resolution of `caps` at
+   * every ratio (src/providers/video-sizes.ts).
+   */
+  sizes?(upstreamModel: string, mode: VideoModeName): VideoSizeOption[];
   /** Provider-specific checks beyond `caps` (a GatewayError 400 for a value the provider refuses). */
   validate?(upstreamModel: string, req: VideoGenerationRequest): void;
   /** The billable units the request will probably cost, in the model's billing unit (the credit hold). */

@@ -1,27 +1,24 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
-import { mayUseModel } from '../auth/principal.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../formats/anthropic/request.js';
-import { errors, statusOf } from '../http/errors.js';
+import { CHAT_CODECS } from '../formats/index.js';
+import { statusOf } from '../http/errors.js';
 import { redact } from '../http/redact.js';
-import { clientGone, clientStillThere } from '../http/departure.js';
+import { clientGone } from '../http/departure.js';
 import { believableCount } from '../upstream/usage-number.js';
-import type { Hold } from '../limits/credit.js';
 import { claimUsageRow } from '../limits/usage-backstop.js';
 import { chatCostMicros } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
 import { inputTokenBound } from '../limits/estimate.js';
-import type { CatalogModel } from '../relay/catalog.js';
-import type { Target } from '../upstream/target.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
-import { UpstreamFailure } from '../upstream/failure.js';
-import { CLIENT_CLOSED, pipeChatStream } from './chat-stream.js';
+import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
+import { pipeChatStream } from './chat-stream.js';
 
-// The flow every chat endpoint shares (Chat Completions, Messages, Responses, Gemini): model →
-// credit hold → relay (with fallback) → answer in the client's format → settle from the reported
-// usage → one ledger row.
+// The flow every chat endpoint shares (Chat Completions, Messages, Responses, Gemini): the metered
+// call of relay/metered.ts (model → credit hold → relay with fallback → settle → one ledger row)
+// with the answer in the client's format and the usage it reports.
 
 /** The output a request without a max tokens field is reserved for (and Anthropic is asked for). */
 export const DEFAULT_OUTPUT_CAP = DEFAULT_ANTHROPIC_MAX_TOKENS;
@@ -41,17 +38,8 @@ export function estimateChatTokens(client: ChatFormat, body: Record<string, unkn
 }
 
 /** The output cap a client set, and the name of its field (for the credit refusal's hint). */
-function maxTokensOf(client: ChatFormat, body: Record<string, any>): { field: string; value: unknown } {
-  switch (client) {
-    case 'openai':
-      return body.max_completion_tokens !== undefined ? { field: 'max_completion_tokens', value: body.max_completion_tokens } : { field: 'max_tokens', value: body.max_tokens };
-    case 'responses':
-      return { field: 'max_output_tokens', value: body.max_output_tokens };
-    case 'gemini':
-      return { field: 'generationConfig.maxOutputTokens', value: body.generationConfig?.maxOutputTokens };
-    default:
-      return { field: 'max_tokens', value: body.max_tokens };
-  }
+function maxTokensOf(client: ChatFormat, body: Record<string, unknown>): { field: string; value: unknown } {
+  return CHAT_CODECS[client].outputCap(body);
 }
 
 /** What one chat endpoint adds to the shared flow. */
@@ -67,15 +55,6 @@ export interface ChatRouteSpec {
   finished?(request: FastifyRequest, call: ChatCall, answer: Record<string, unknown>): Promise<void>;
 }
 
-/** The model a chat request names, if this key may use it as a chat model. */
-function chatModel(services: Services, request: FastifyRequest, id: string): CatalogModel {
-  const model = services.catalog.get(id);
-  if (!model) throw errors.modelNotFound(id);
-  if (!mayUseModel(principalOf(request), id)) throw errors.modelNotAllowed(id);
-  if (model.config.kind !== 'chat') throw errors.invalidRequest(`The model "${id}" is not a chat model.`, 'model');
-  return model;
-}
-
 export function chatHandler(services: Services, spec: ChatRouteSpec) {
   const chat = new ChatRelay(services.upstream);
   const { client, endpoint } = spec;
@@ -84,8 +63,8 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
     const started = Date.now();
     const principal = principalOf(request);
     const { body, stream } = spec.read ? spec.read(request) : { body: request.body as Record<string, unknown>, stream: (request.body as Record<string, unknown>).stream === true };
-    const model = chatModel(services, request, body.model as string);
-    const includeUsage = client === 'openai' && stream && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
+    const model = resolveModel(services.catalog, principal, body.model as string, 'chat', (m) => `The model "${m.id}" is not a chat model.`);
+    const includeUsage = stream && CHAT_CODECS[client].wantsUsage?.(body) === true;
     // The client leaving (noticed from the request's first moment) aborts the upstream call at once;
     // one that left while its credit was being held gets no upstream call at all.
     const signal = request.departed;
@@ -95,67 +74,70 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
     const bytes = call.body === body ? Number(request.headers['content-length'] ?? 0) : 0;
     const estimate = estimateChatTokens(client, call.body, bytes, model.config.image_input_tokens);
     const cap = maxTokensOf(client, call.body);
-    const fit = chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined);
-    let channel = '';
-    const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
-      if (!claimUsageRow(request)) return;
-      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint, status, input_units: input, output_units: output, cost_micros: cost, overage_micros: overage, latency_ms: Date.now() - started });
+    const metered: MeteredRequest = {
+      principal,
+      model,
+      endpoint,
+      started,
+      claimRow: () => claimUsageRow(request),
+      departed: signal,
+      gone: () => clientGone(request),
+      goneMessage: 'The client closed the request before the answer was ready.',
+      holdMicros: chatCostMicros(model.config, estimate.input, estimate.output),
+      fit: chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined),
     };
-    const gone = () => {
-      // The client is gone: nobody to answer, nothing to bill.
-      record(CLIENT_CLOSED, 0, 0, 0);
-      reply.hijack();
-      reply.raw.destroy();
-      return reply;
-    };
-    if (clientGone(request)) return gone();
-    const hold = await services.credit.reserve(principal, chatCostMicros(model.config, estimate.input, estimate.output), fit);
-    const settle = async (status: number, input: number, output: number) => {
-      const cost = chatCostMicros(model.config, input, output);
-      const settled = await services.credit.settle(hold, cost);
-      record(status, input, output, settled?.chargedMicros ?? cost, settled?.overageMicros ?? 0);
-    };
-
-    const canRetry = () => !reply.raw.headersSent && !signal.aborted;
-    const via =
-      <T>(attempt: (t: Target) => Promise<T>) =>
-      (t: Target): Promise<T> => {
-        channel = t.channel.name;
-        return attempt(t);
-      };
+    const charge = (status: number, input: number, output: number) => ({ status, input, output, costMicros: chatCostMicros(model.config, input, output) });
+    const runOptions = { canRetry: () => !reply.raw.headersSent && !signal.aborted };
 
     try {
-      if (!(await clientStillThere(signal))) throw new UpstreamFailure('aborted', 'the client went away');
       if (!stream) {
-        const answer = await services.relay.run(model, via((t) => chat.complete(call, t)), { canRetry });
-        const usage = believableUsage(answer.usage, estimate);
-        await settle(200, usage.input ?? estimate.input, usage.output ?? 0);
+        const answer = await meteredCall(
+          services,
+          metered,
+          (t) => chat.complete(call, t),
+          async (answer) => {
+            const usage = believableUsage(answer.usage, estimate);
+            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0) };
+          },
+          runOptions,
+        );
         if (spec.finished) {
           await spec.finished(request, call, JSON.parse(answer.payload) as Record<string, unknown>).catch((err: Error) => request.log.error({ err: err.message }, 'storing an answer failed'));
         }
         return reply.header('content-type', 'application/json; charset=utf-8').send(redact(answer.payload));
       }
-      const opened = await services.relay.run(model, via((t) => chat.open(call, t)), { canRetry });
-      const store = spec.finished;
-      const final = () => opened.translator.final?.() as Record<string, unknown> | undefined;
-      const beforeEnd = store
-        ? async () => {
-            const answer = final();
-            if (answer) await store(request, call, answer).catch((err: Error) => request.log.error({ err: err.message }, 'storing a streamed answer failed'));
-          }
-        : undefined;
-      const outcome = await pipeChatStream(reply, client, opened, signal, beforeEnd);
-      if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
-      if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
-      const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
-      // The answer is out: a failing settle can only be logged now.
-      await settle(outcome.status, used.input, used.output).catch((err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'));
-      return reply;
+      return await meteredCall(
+        services,
+        metered,
+        (t) => chat.open(call, t),
+        async (opened, { channel }) => {
+          const store = spec.finished;
+          const final = () => opened.translator.final?.() as Record<string, unknown> | undefined;
+          const beforeEnd = store
+            ? async () => {
+                const answer = final();
+                if (answer) await store(request, call, answer).catch((err: Error) => request.log.error({ err: err.message }, 'storing a streamed answer failed'));
+              }
+            : undefined;
+          const outcome = await pipeChatStream(reply, client, opened, signal, beforeEnd);
+          if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
+          if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
+          const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
+          return {
+            value: reply,
+            ...charge(outcome.status, used.input, used.output),
+            // The answer is out: a failing settle can only be logged now.
+            settleFailed: (err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'),
+          };
+        },
+        runOptions,
+      );
     } catch (err) {
-      await releaseQuietly(services, hold);
-      if (err instanceof UpstreamFailure && err.kind === 'aborted') return gone();
-      record(statusOf(err), 0, 0, 0);
-      throw err;
+      if (statusOf(err) !== CLIENT_CLOSED) throw err;
+      // The client is gone: nobody to answer (its row is written, nothing billed).
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
     }
   };
 }
@@ -174,12 +156,4 @@ export function deliveredUsage(usage: ReportedUsage, complete: boolean, delivere
   const input = usage.input ?? estimate.input;
   if (complete && usage.output !== null) return { input, output: usage.output };
   return { input, output: Math.min(estimate.output, Math.max(usage.output ?? 0, delivered)) };
-}
-
-async function releaseQuietly(services: Services, hold: Hold): Promise<void> {
-  try {
-    await services.credit.release(hold);
-  } catch (err) {
-    process.stderr.write(`mediagate: releasing a credit hold failed: ${(err as Error).message}\n`);
-  }
 }

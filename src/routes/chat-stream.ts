@@ -6,6 +6,7 @@ import { redact } from '../http/redact.js';
 import { SseWriter } from '../formats/sse.js';
 import type { OpenedStream } from '../relay/chat.js';
 import { failureToGatewayError } from '../relay/relay.js';
+import { CLIENT_CLOSED } from '../relay/metered.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 
 export interface StreamOutcome {
@@ -14,9 +15,6 @@ export interface StreamOutcome {
   /** The upstream broke mid-stream (not the client leaving). */
   failure: UpstreamFailure | null;
 }
-
-/** 499: the client closed the connection before the answer was complete (nginx's convention). */
-export const CLIENT_CLOSED = 499;
 
 /**
  * Sends an opened upstream stream to the client as its events arrive. Nothing is buffered beyond

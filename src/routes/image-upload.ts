@@ -152,7 +152,7 @@ export class ImageUpload {
 }
 
 /** Maps the multipart plugin's and busboy's own errors to the gateway's status table. */
-function multipartError(err: unknown): unknown {
+export function multipartError(err: unknown): unknown {
   if (err instanceof GatewayError) return err;
   const e = err as { code?: string; statusCode?: number; message?: string };
   switch (e?.code) {

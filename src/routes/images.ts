@@ -1,17 +1,15 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { principalOf } from '../auth/hook.js';
-import { mayUseModel, type Principal } from '../auth/principal.js';
-import { GatewayError, errors, statusOf } from '../http/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { errors } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
-import { clientStillThere } from '../http/departure.js';
 import { limitModel } from '../limits/hook.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
-import { failureToGatewayError } from '../relay/relay.js';
+import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
 import type { Target } from '../upstream/target.js';
-import { UpstreamFailure } from '../upstream/failure.js';
 import { imagesAdapterFor } from '../providers/index.js';
 import type { ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../providers/image-types.js';
 import type { Services } from '../services.js';
@@ -19,95 +17,59 @@ import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
 
 // POST /v1/images/generations (JSON) and POST /v1/images/edits (multipart/form-data) in the OpenAI
-// Images format: model check → credit reserve (n × price per image) → relay → settle by the images
-// returned (release when none) → one usage row per request.
+// Images format, each one metered call (relay/metered.ts): model check → credit reserve (n × price
+// per image) → relay → settle by the images returned (release when none) → one usage row.
 
 type Endpoint = 'images.generations' | 'images.edits';
 type Operation = (adapter: ImagesAdapter, call: ImagesCall, target: Target) => Promise<ImagesResult>;
 
 /** The model a request names, if this key may use it and it makes images. */
 function imageModel(services: Services, p: Principal, id: string): CatalogModel {
-  const m = services.catalog.get(id);
-  if (!m) throw errors.modelNotFound(id);
-  if (!mayUseModel(p, id)) throw errors.modelNotAllowed(id);
-  if (m.config.kind !== 'image') {
-    throw errors.invalidRequest(`The model "${id}" is a ${m.config.kind} model; /v1/images needs an image model (see GET /v1/models, "image-generation").`, 'model');
-  }
-  return m;
+  return resolveModel(
+    services.catalog,
+    p,
+    id,
+    'image',
+    (m) => `The model "${id}" is a ${m.config.kind} model; /v1/images needs an image model (see GET /v1/models, "image-generation").`,
+  );
 }
 
-async function serve(
-  services: Services,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  endpoint: Endpoint,
-  model: CatalogModel,
-  params: ImageParams,
-  inputImages: number,
-  op: Operation,
-): Promise<unknown> {
-  const p = principalOf(request);
-  const started = Date.now();
-  const requested = params.n ?? 1;
+function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation): Promise<unknown> {
   // Aborted from the request's first moment when the client leaves (src/http/departure.ts).
   const call: ImagesCall = { upstream: services.upstream, signal: request.departed };
-  let channel = '';
-  const row = (status: number, images: number, cost: number, overage = 0) => {
-    if (!claimUsageRow(request)) return;
-    services.ledger.record({
-      key_id: p.keyId,
-      model: model.id,
-      channel,
-      endpoint,
-      status,
-      input_units: inputImages,
-      output_units: images,
-      cost_micros: cost,
-      overage_micros: overage,
-      latency_ms: Date.now() - started,
-    });
+  const metered: MeteredRequest = {
+    principal: principalOf(request),
+    model,
+    endpoint,
+    started: Date.now(),
+    claimRow: () => claimUsageRow(request),
+    departed: request.departed,
+    goneMessage: 'The client closed the request before the images were ready.',
+    inputUnits: inputImages,
+    holdMicros: imageCostMicros(model.config, params.n ?? 1),
   };
-  const departed = new GatewayError(499, 'client_closed_request', 'The client closed the request before the images were ready.');
-  if (request.departed.aborted) {
-    row(499, 0, 0);
-    throw departed;
-  }
-  const hold = await services.credit.reserve(p, imageCostMicros(model.config, requested));
-  let result: ImagesResult;
-  try {
-    // No upstream call for a client that left while its credit was held.
-    if (!(await clientStillThere(request.departed))) throw departed;
-    result = await services.relay.run(model, (target) => {
-      channel = target.channel.name;
+  return meteredCall(
+    services,
+    metered,
+    (target) => {
       const found = imagesAdapterFor(target);
       if (!found) throw errors.upstreamError(`The channel "${target.channel.name}" (${target.channel.type}) cannot serve images; fix the gateway's configuration.`);
       return op(found.adapter, call, found.target);
-    });
-  } catch (err) {
-    await services.credit.release(hold);
-    const g = toError(err);
-    row(statusOf(g), 0, 0);
-    throw g;
-  }
-  const images = result.data.length;
-  const settled = await services.credit.settle(hold, imageCostMicros(model.config, images));
-  row(200, images, settled?.chargedMicros ?? 0, settled?.overageMicros ?? 0);
-  return {
-    created: result.created,
-    ...result.extra,
-    // Provider strings (URLs, revised prompts) go out scrubbed of upstream secrets.
-    data: redactDeep(result.data),
-    ...(result.usage !== undefined ? { usage: result.usage } : {}),
-  };
-}
-
-/** An upstream failure in the gateway's terms; anything else is passed on as it is. */
-function toError(err: unknown): unknown {
-  if (err instanceof UpstreamFailure) {
-    if (err.kind === 'aborted') return new GatewayError(499, 'client_closed_request', 'The client closed the request before the images were ready.');
-    return failureToGatewayError(err);
-  }
-  return err;
+    },
+    async (result: ImagesResult) => ({
+      // Settled by the images returned (none: nothing charged).
+      status: 200,
+      output: result.data.length,
+      costMicros: imageCostMicros(model.config, result.data.length),
+      value: {
+        created: result.created,
+        ...result.extra,
+        // Provider strings (URLs, revised prompts) go out scrubbed of upstream secrets.
+        data: redactDeep(result.data),
+        ...(result.usage !== undefined ? { usage: result.usage } : {}),
+      },
+    }),
+  );
 }
 
 export interface ImageRouteOptions {
@@ -130,18 +92,18 @@ export function imageRouteOptions(config: Services['config']): ImageRouteOptions
 export function registerImageRoutes(app: FastifyInstance, services: Services): void {
   const opts = imageRouteOptions(services.config);
 
-  app.post('/v1/images/generations', { config: { auth: true } }, async (request, reply) => {
+  app.post('/v1/images/generations', { config: { auth: true } }, async (request) => {
     const { model, params } = parseGenerationBody(request.body, opts.maxN);
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
     await limitModel(request, model);
-    return serve(services, request, reply, 'images.generations', m, params, 0, (adapter, call, target) => adapter.generate(call, target, params));
+    return serve(request, services, 'images.generations', m, params, 0, (adapter, call, target) => adapter.generate(call, target, params));
   });
 
   // Multipart parsing exists only in this scope, with the gateway's upload limits.
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: busboyLimits(opts.limits), throwFileSizeLimit: true });
-    scope.post('/v1/images/edits', { config: { auth: true } }, async (request, reply) => {
+    scope.post('/v1/images/edits', { config: { auth: true } }, async (request) => {
       if (!request.isMultipart()) {
         throw errors.invalidRequest('POST /v1/images/edits takes multipart/form-data: `image` file(s), `prompt`, and optional `mask`, `model`, `n`, `size`, `response_format`.');
       }
@@ -165,7 +127,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
         const m = early?.id === model ? early : imageModel(services, p, model);
         await limitModel(request, model);
         const input = { ...params, images: upload.images, mask: upload.mask };
-        return await serve(services, request, reply, 'images.edits', m, params, upload.images.length, (adapter, call, target) => adapter.edit(call, target, input));
+        return await serve(request, services, 'images.edits', m, params, upload.images.length, (adapter, call, target) => adapter.edit(call, target, input));
       } finally {
         await upload.cleanup();
       }

@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { VideoContent } from '../tasks/content/video-content.js';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import type { Services } from '../services.js';
 import { TaskEnvelopeSchema, TaskRecordSchema, envelope } from '../tasks/record.js';
-import { TaskCanceller } from '../tasks/cancel.js';
 import { baseForRequest, presentRecord } from '../tasks/content/gateway-url.js';
 
 const TaskPageEnvelope = Type.Object(
@@ -23,7 +23,7 @@ const TaskPageEnvelope = Type.Object(
 export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Services): void {
   const { lister, content } = services.lifecycle;
   const { config } = services;
-  const canceller = new TaskCanceller({ config, repo: services.tasks.repo, transitions: services.tasks.transitions, upstream: services.upstream });
+  const { canceller } = services.tasks;
 
   app.post<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/cancel', { config: { auth: true }, schema: { response: { 200: TaskEnvelopeSchema } } }, async (request) =>
     envelope(presentRecord(config, await canceller.cancel(principalOf(request), request.params.task_id), baseForRequest(config, request))),
@@ -39,15 +39,20 @@ export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Ser
     },
   );
 
-  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/content', { config: { auth: true } }, async (request, reply) => {
-    const abort = new AbortController();
-    // A client that goes away stops the provider download too.
-    request.raw.once('close', () => abort.abort());
-    const range = typeof request.headers.range === 'string' ? request.headers.range : undefined;
-    const video = await content.open(principalOf(request), request.params.task_id, range, abort.signal);
-    reply.code(video.status).header('content-type', video.contentType).header('accept-ranges', 'bytes');
-    if (video.contentLength !== undefined) reply.header('content-length', video.contentLength);
-    if (video.contentRange !== undefined) reply.header('content-range', video.contentRange);
-    return reply.send(video.body);
-  });
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/content', { config: { auth: true } }, async (request, reply) =>
+    sendVideo(content, request, reply, request.params.task_id),
+  );
+}
+
+/** Streams a finished task's video to its owner (Range passed on); also GET /v1/videos/{id}/content. */
+export async function sendVideo(content: VideoContent, request: FastifyRequest, reply: FastifyReply, taskId: string): Promise<FastifyReply> {
+  const abort = new AbortController();
+  // A client that goes away stops the provider download too.
+  request.raw.once('close', () => abort.abort());
+  const range = typeof request.headers.range === 'string' ? request.headers.range : undefined;
+  const video = await content.open(principalOf(request), taskId, range, abort.signal);
+  reply.code(video.status).header('content-type', video.contentType).header('accept-ranges', 'bytes');
+  if (video.contentLength !== undefined) reply.header('content-length', video.contentLength);
+  if (video.contentRange !== undefined) reply.header('content-range', video.contentRange);
+  return reply.send(video.body);
 }

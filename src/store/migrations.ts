@@ -326,6 +326,19 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const t of ['response_items', 'responses']) await db.schema.dropTable(t).ifExists().execute();
       },
     },
+    // The Videos API (/v1/videos): a deleted task is hidden from every client API (deleted_at > 0)
+    // but kept for the ledger and the operators; video_meta is what the video object shows that the
+    // provider's task object does not reliably hold (prompt, seconds, size), JSON, '' for older tasks.
+    '0008a_task_deleted': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').addColumn('deleted_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('tasks').addColumn('video_meta', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').dropColumn('video_meta').execute();
+        await db.schema.alterTable('tasks').dropColumn('deleted_at').execute();
+      },
+    },
   };
 }
 

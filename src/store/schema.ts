@@ -70,6 +70,10 @@ export interface TaskTable {
   /** When the stored video URL stops working, ms; 0 = unknown / none. */
   url_expires_at: number;
   updated_at: number;
+  /** When the owner deleted the task (DELETE /v1/videos/{id}), ms; 0 = not deleted. Deleted tasks are hidden from clients. */
+  deleted_at: Generated<number>;
+  /** What the Videos API's video object shows: JSON {"prompt","seconds","size"}; '' for tasks from before it. */
+  video_meta: Generated<string>;
 }
 
 export interface UsageTable {

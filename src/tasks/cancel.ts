@@ -7,7 +7,7 @@ import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { bindTask } from './binding.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
-import { TASK_ID, invalidTaskId, taskNotExist } from './request.js';
+import { ownedTask } from './request.js';
 import { isTerminal } from './status.js';
 import type { TaskTransitions } from './transitions.js';
 
@@ -37,9 +37,11 @@ export class TaskCanceller {
   constructor(private readonly d: CancelDeps) {}
 
   async cancel(p: Principal, taskId: string): Promise<TaskRecord> {
-    if (!TASK_ID.test(taskId)) throw invalidTaskId();
-    const row = await this.d.repo.get(taskId);
-    if (!row || row.key_id !== p.keyId) throw taskNotExist();
+    return toTaskRecord(await this.cancelTask(await ownedTask(this.d.repo, p, taskId)));
+  }
+
+  /** Cancels an open task the caller owns (checked by the caller); the task as it ended. */
+  async cancelTask(row: TaskRow): Promise<TaskRow> {
     if (isTerminal(row.status)) throw notCancellable(`The task has already ended (${row.status}).`);
     const bound = bindTask(this.d.config.channels, row);
     if (!bound?.adapter.cancel) throw notCancellable('The provider of this task cannot cancel tasks.');
@@ -51,7 +53,7 @@ export class TaskCanceller {
       throw err;
     }
     if (!outcome.accepted) throw notCancellable(`The provider cannot cancel the task in its current state${outcome.message ? `: ${redact(outcome.message)}` : '.'}`);
-    return toTaskRecord(await this.settleCancelled(row));
+    return this.settleCancelled(row);
   }
 
   /** Moves the task to FAILURE from whatever open status it is in now; a move another writer made first is followed. */

@@ -10,11 +10,14 @@ import { taskLogger, type TaskLog } from './log.js';
 import { Poller } from './poller.js';
 import { TaskService } from './service.js';
 import { TaskTransitions } from './transitions.js';
+import { TaskCanceller } from './cancel.js';
 
 export interface TaskServices {
   repo: TasksRepo;
   transitions: TaskTransitions;
   service: TaskService;
+  /** Cancels open tasks at their provider (POST …/cancel, DELETE /v1/videos/{id}). */
+  canceller: TaskCanceller;
   poller: Poller;
 }
 
@@ -36,5 +39,6 @@ export function createTaskServices(d: TaskServicesDeps): TaskServices {
   const transitions = new TaskTransitions({ repo, credit: d.credit, ledger: d.ledger, catalog: d.catalog, settings: d.config.tasks, log });
   const service = new TaskService({ config: d.config, repo, catalog: d.catalog, relay: d.relay, upstream: d.upstream, credit: d.credit, ledger: d.ledger, transitions, log });
   const poller = new Poller({ repo, transitions, upstream: d.upstream, config: d.config, log });
-  return { repo, transitions, service, poller };
+  const canceller = new TaskCanceller({ config: d.config, repo, transitions, upstream: d.upstream });
+  return { repo, transitions, service, canceller, poller };
 }

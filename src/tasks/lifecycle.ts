@@ -10,7 +10,10 @@ import { createStorage, type VideoStorage } from './archive/storage.js';
 import { ProviderVideoSource } from './content/provider-source.js';
 import { VideoContent } from './content/video-content.js';
 import type { TaskServices } from './index.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import { TaskLister } from './list.js';
+import { VideoLister } from './video-list.js';
+import { VideoDeleter } from './video-delete.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { combineHooks, type MoveHooks } from './move-hooks.js';
 import { GatewayError } from '../http/errors.js';
@@ -23,6 +26,9 @@ import { checkCallbackAddress, parseSubscription } from './webhooks/subscription
 /** What clients do with tasks besides create and read: list, download, archive (and the workers behind them). */
 export interface TaskLifecycle {
   lister: TaskLister;
+  /** GET /v1/videos and DELETE /v1/videos/{id} (the Videos API). */
+  videos: VideoLister;
+  deleter: VideoDeleter;
   content: VideoContent;
   storage: VideoStorage | null;
   archives: ArchivesRepo;
@@ -39,6 +45,8 @@ export interface LifecycleDeps {
   config: Config;
   store: Store;
   tasks: TaskServices;
+  /** The client to providers (downloads of content only a channel's key can fetch). */
+  upstream: UpstreamClient;
   /** Where the lifecycle's /metrics series go (none: not exported). */
   registry?: Registry;
   log?: TaskLog;
@@ -76,7 +84,7 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const outbox = new WebhookOutboxRepo(d.store.db, d.store.dialect);
   const metrics = d.registry ? new TaskMetrics(d.registry, () => outbox.countPending()) : null;
   const storage = createStorage(d.config.storage);
-  const source = new ProviderVideoSource({ config: d.config, refresh: (row) => d.tasks.service.refreshUrl(row) });
+  const source = new ProviderVideoSource({ config: d.config, upstream: d.upstream, refresh: (row) => d.tasks.service.refreshUrl(row) });
   const archiver = storage
     ? new Archiver({
         repo: archives,
@@ -105,8 +113,11 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const hooks: MoveHooks[] = [observeMoves(d.config, log, metrics), webhooks.hooks()];
   if (archiver) hooks.push(archiver.hooks());
   d.tasks.transitions.useHooks(combineHooks(hooks));
+  const listRepo = new TaskListRepo(d.store.db);
   return {
-    lister: new TaskLister(new TaskListRepo(d.store.db)),
+    lister: new TaskLister(listRepo),
+    videos: new VideoLister(listRepo, d.tasks.repo, d.config.storage.type === 'none' ? 0 : d.config.storage.retain_days),
+    deleter: new VideoDeleter({ repo: d.tasks.repo, canceller: d.tasks.canceller, archives, storage, log }),
     content: new VideoContent({ tasks: d.tasks.repo, archives, storage, source, log }),
     storage,
     archives,

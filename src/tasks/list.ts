@@ -7,7 +7,7 @@ import { TASK_ID } from './request.js';
 // (`next_after`) is opaque to clients: base64url of "<submit_time>.<task_id>" of a page's last task.
 
 export const LIST_STATUSES = ['SUBMITTED', 'QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
-const KNOWN = new Set(['status', 'model', 'limit', 'after']);
+const KNOWN = ['status', 'model', 'limit', 'after'];
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 
@@ -37,16 +37,28 @@ export function decodeCursor(cursor: string): { submitTime: number; taskId: stri
   return { submitTime: Number(m[1]), taskId: m[2] };
 }
 
-/** Checks the query string; every mistake is a 400 naming the parameter. */
-export function parseListQuery(query: Record<string, unknown>): ListQuery {
-  for (const k of Object.keys(query)) if (!KNOWN.has(k)) throw bad(`Unknown query parameter "${k}"; known: status, model, limit, after.`, k);
-  const one = (k: string): string | undefined => {
+/** A reader of a query string's parameters: unknown names are a 400, and each may be given once. */
+export function queryReader(query: Record<string, unknown>, known: readonly string[]): (k: string) => string | undefined {
+  for (const k of Object.keys(query)) if (!known.includes(k)) throw bad(`Unknown query parameter "${k}"; known: ${known.join(', ')}.`, k);
+  return (k) => {
     const v = query[k];
     if (v === undefined) return undefined;
     if (typeof v !== 'string') throw bad(`The query parameter "${k}" may be given once.`, k);
     return v;
   };
-  const out: ListQuery = { limit: DEFAULT_LIMIT };
+}
+
+/** `limit`: 1–100, 20 when absent. */
+export function pageLimit(limit: string | undefined): number {
+  if (limit === undefined) return DEFAULT_LIMIT;
+  if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_LIMIT) throw bad(`limit must be an integer from 1 to ${MAX_LIMIT}.`, 'limit');
+  return Number(limit);
+}
+
+/** Checks the query string; every mistake is a 400 naming the parameter. */
+export function parseListQuery(query: Record<string, unknown>): ListQuery {
+  const one = queryReader(query, KNOWN);
+  const out: ListQuery = { limit: pageLimit(one('limit')) };
   const status = one('status');
   if (status !== undefined) {
     if (!LIST_STATUSES.includes(status)) throw bad(`status must be one of ${LIST_STATUSES.join(', ')}.`, 'status');
@@ -56,11 +68,6 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   if (model !== undefined) {
     if (!model || model.length > 200) throw bad('model must be a model id (1–200 characters).', 'model');
     out.model = model;
-  }
-  const limit = one('limit');
-  if (limit !== undefined) {
-    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_LIMIT) throw bad(`limit must be an integer from 1 to ${MAX_LIMIT}.`, 'limit');
-    out.limit = Number(limit);
   }
   const after = one('after');
   if (after !== undefined) {

@@ -1,6 +1,8 @@
 import type { VideoModeName } from '../config/schema.js';
 import { GatewayError, errors } from '../http/errors.js';
 import type { ImageRole, VideoGenerationRequest, VideoImage, VideoParams } from '../providers/video-types.js';
+import type { Principal } from '../auth/principal.js';
+import type { TaskRow } from '../store/repos/tasks.js';
 
 // The body of POST /v1/video/generations: checked field by field so every mistake gets a 400 that
 // names the field, and the mode derived from the images (docs/video.md). Only types and generic
@@ -147,4 +149,15 @@ export function invalidTaskId(): GatewayError {
 
 export function taskNotExist(): GatewayError {
   return new GatewayError(404, 'task_not_exist', 'The task does not exist.');
+}
+
+/**
+ * The caller's own task by its public id, for every client read, cancel, download and delete:
+ * another key's task and a deleted one answer exactly like a task that does not exist.
+ */
+export async function ownedTask(repo: { get(taskId: string): Promise<TaskRow | undefined> }, p: Principal, taskId: string): Promise<TaskRow> {
+  if (!TASK_ID.test(taskId)) throw invalidTaskId();
+  const row = await repo.get(taskId);
+  if (!row || row.key_id !== p.keyId || row.deleted_at > 0) throw taskNotExist();
+  return row;
 }

@@ -1,24 +1,26 @@
 import type { Principal } from '../auth/principal.js';
-import { mayUseModel } from '../auth/principal.js';
 import type { Config } from '../config/schema.js';
-import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { errors, statusOf } from '../http/errors.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros } from '../limits/pricing.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { Relay } from '../relay/relay.js';
+import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Target } from '../upstream/target.js';
 import { randomBase62 } from '../auth/keys.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';
-import { clientStillThere } from '../http/departure.js';
-import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist } from './request.js';
+import type { BillableUnits, CreatedTask } from '../providers/video-types.js';
+import { TASK_ID, ownedTask, parseCreateBody, type ParsedCreate } from './request.js';
+import { asVideosApiError, nativeVideoBody, parseVideoCreate, videoMeta, type VideoMeta } from './openai-videos.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
 import { urlNeedsRefresh } from '../providers/signed-url.js';
-import { bindChannel, bindModel, bindTask } from './binding.js';
+import { bindChannel, bindModel, bindTask, type VideoBinding } from './binding.js';
 import { checkVideoRequest } from './capabilities.js';
 import type { TaskLog } from './log.js';
 
@@ -38,9 +40,6 @@ export interface TaskServiceDeps {
 export function publicTaskId(upstreamId: string): string {
   return TASK_ID.test(upstreamId) ? upstreamId : `task_${randomBase62(32)}`;
 }
-
-/** Ledger status of a request whose client left first (nginx's convention). */
-const CLIENT_CLOSED = 499;
 
 /**
  * Video tasks as the routes see them: create (validate, reserve credit, create at the provider
@@ -63,98 +62,126 @@ export class TaskService {
    * bookkeeping); false means a row was already written. `departed` is aborted when the client
    * leaves: no task is created for nobody.
    */
-  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed?: AbortSignal): Promise<TaskRecord> {
-    const started = Date.now();
+  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRecord> {
     const parsed = parseCreateBody(body);
-    const model = this.d.catalog.get(parsed.model);
-    if (!model) throw errors.modelNotFound(parsed.model);
-    if (!mayUseModel(p, model.id)) throw errors.modelNotAllowed(model.id);
-    if (model.config.kind !== 'video') throw errors.invalidRequest(`The model "${model.id}" does not generate video; pick a video model (see GET /v1/models).`, 'model');
+    return toTaskRecord(await this.start(p, parsed.model, () => ({ parsed }), body as Record<string, unknown>, claimRow, departed));
+  }
+
+  /**
+   * POST /v1/videos: the same task, created from the Videos API's fields; `seconds` and `size` are
+   * mapped by the model's provider (openai-videos.ts). Errors about a native field name the field
+   * the client sent.
+   */
+  async createVideo(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRow> {
+    try {
+      const input = parseVideoCreate(body);
+      const build = (judge: VideoBinding, modelId: string) => ({ parsed: parseCreateBody(nativeVideoBody(input, modelId, judge)), given: { seconds: input.seconds, size: input.size } });
+      return await this.start(p, input.model, build, null, claimRow, departed);
+    } catch (err) {
+      throw asVideosApiError(err);
+    }
+  }
+
+  /**
+   * Validates, holds credit, creates the task at the provider through the relay and stores it.
+   * `build` makes the request once the model's adapter is known; `subscribeBody` is checked for
+   * completion webhooks (null: the API has none).
+   */
+  private async start(
+    p: Principal,
+    modelId: string,
+    build: (judge: VideoBinding, modelId: string) => { parsed: ParsedCreate; given?: { seconds?: string; size?: string } },
+    subscribeBody: Record<string, unknown> | null,
+    claimRow: () => boolean,
+    departed: AbortSignal,
+  ): Promise<TaskRow> {
+    const started = Date.now();
+    const model = resolveModel(this.d.catalog, p, modelId, 'video', (m) => `The model "${m.id}" does not generate video; pick a video model (see GET /v1/models).`);
     const judge = bindModel(model);
     // No channel of this model runs video tasks: a configuration mistake the client cannot fix.
     if (!judge) throw errors.upstreamError(`No channel of the model "${model.id}" can run video tasks.`);
+    const { parsed, given } = build(judge, model.id);
     checkVideoRequest(model.id, model.config.modes ?? [], judge.adapter, judge.target.upstreamModel, parsed.request);
 
     // Where the task's webhooks go: checked (URL, address, signing secret) before any credit is held.
-    const callback = this.subscribe ? await this.subscribe(p, body as Record<string, unknown>) : null;
+    const callback = this.subscribe && subscribeBody ? await this.subscribe(p, subscribeBody) : null;
 
     const estimate = judge.adapter.estimate(judge.target.upstreamModel, parsed.request);
-    let channelName = '';
-    const record = (status: number) => {
-      if (!claimRow()) return;
-      this.d.ledger.record({ key_id: p.keyId, model: model.id, channel: channelName, endpoint: 'video', status, input_units: 0, output_units: 0, cost_micros: 0, latency_ms: Date.now() - started });
+    const meta = videoMeta(parsed.request, judge, estimate, given);
+    const metered: MeteredRequest = {
+      principal: p,
+      model,
+      endpoint: 'video',
+      started,
+      claimRow,
+      departed,
+      goneMessage: 'The client closed the request before the task was created.',
+      holdMicros: videoCostMicros(model.config, estimate),
+      // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
+      durable: true,
     };
-    const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request before the task was created.');
-    if (departed?.aborted) {
-      record(CLIENT_CLOSED);
-      throw gone();
-    }
-    // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
-    const hold = await this.d.credit.reserveDurable(p, videoCostMicros(model.config, estimate));
-
-    let row: TaskRow;
-    try {
-      // A client that left while its credit was held: no provider task for nobody.
-      if (departed && !(await clientStillThere(departed))) throw gone();
-      const { created, target, expiresS } = await this.d.relay.run(model, async (target) => {
+    return meteredCall(
+      this.d,
+      metered,
+      async (target) => {
         const bound = bindChannel(target.channel, model.id);
         // A misconfigured channel (a chat wire format serving a video model): try the next one.
         if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
-        channelName = target.channel.name;
         const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request);
         return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request) };
-      });
-      const taskId = publicTaskId(created.upstreamId);
-      const now = Date.now();
-      row = {
-        task_id: taskId,
-        upstream_id: created.upstreamId,
-        key_id: p.keyId,
-        model: model.id,
-        channel: target.channel.name,
-        upstream_model: target.upstreamModel,
-        action: parsed.action,
-        status: 'SUBMITTED',
-        fail_reason: '',
-        submit_time: Math.floor(now / 1000),
-        start_time: 0,
-        finish_time: 0,
-        progress: '0%',
-        // The provider's latest word on the task is its create answer until the first poll.
-        data: JSON.stringify(redactDeep(created.raw)),
-        reservation_id: hold.reservationId,
-        estimated_units: estimate.units,
-        billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
-        next_poll_at: now + this.d.config.tasks.poll_interval_ms,
-        lease_owner: null,
-        lease_until: 0,
-        poll_failures: 0,
-        deadline_at: now + (expiresS + this.d.config.tasks.grace_s) * 1000,
-        url_expires_at: 0,
-        updated_at: now,
-      };
-      try {
-        // The provider already runs the task: a dropped database connection must not lose it.
-        await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
-      } catch (err) {
-        this.d.log('error', 'video task: storing a created task failed', { task_id: taskId, error: (err as Error).message });
-        if (statusOf(err) === 503) throw err;
-        throw errors.upstreamError('The gateway could not record the task the provider created.');
-      }
-    } catch (err) {
-      await this.d.credit.release(hold);
-      record(statusOf(err));
-      throw err;
-    }
-    record(200);
-    return toTaskRecord(row);
+      },
+      async ({ created, target, expiresS }, { hold }) => {
+        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, meta);
+        try {
+          // The provider already runs the task: a dropped database connection must not lose it.
+          await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
+        } catch (err) {
+          this.d.log('error', 'video task: storing a created task failed', { task_id: row.task_id, error: (err as Error).message });
+          if (statusOf(err) === 503) throw err;
+          throw errors.upstreamError('The gateway could not record the task the provider created.');
+        }
+        // The hold stays open with the task: the poller settles it from the finished task's units.
+        return { value: row, status: 200 };
+      },
+    );
+  }
+
+  /** The stored form of a task the provider just created: SUBMITTED, its hold, its first poll and its deadline. */
+  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, meta: VideoMeta): TaskRow {
+    const now = Date.now();
+    return {
+      task_id: publicTaskId(created.upstreamId),
+      upstream_id: created.upstreamId,
+      key_id: p.keyId,
+      model,
+      channel: target.channel.name,
+      upstream_model: target.upstreamModel,
+      action,
+      status: 'SUBMITTED',
+      fail_reason: '',
+      submit_time: Math.floor(now / 1000),
+      start_time: 0,
+      finish_time: 0,
+      progress: '0%',
+      // The provider's latest word on the task is its create answer until the first poll.
+      data: JSON.stringify(redactDeep(created.raw)),
+      reservation_id: reservationId,
+      estimated_units: estimate.units,
+      billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
+      next_poll_at: now + this.d.config.tasks.poll_interval_ms,
+      lease_owner: null,
+      lease_until: 0,
+      poll_failures: 0,
+      deadline_at: now + (expiresS + this.d.config.tasks.grace_s) * 1000,
+      url_expires_at: 0,
+      updated_at: now,
+      deleted_at: 0,
+      video_meta: JSON.stringify(meta),
+    };
   }
 
   async read(p: Principal, taskId: string): Promise<TaskRecord> {
-    if (!TASK_ID.test(taskId)) throw invalidTaskId();
-    let row = await this.d.repo.get(taskId);
-    // Another key's task answers exactly like a task that does not exist.
-    if (!row || row.key_id !== p.keyId) throw taskNotExist();
+    let row = await ownedTask(this.d.repo, p, taskId);
     if (row.status === 'SUCCESS' && urlNeedsRefresh(row.fail_reason, row.url_expires_at)) row = await this.refreshUrl(row);
     return toTaskRecord(row);
   }

@@ -18,6 +18,14 @@ export function isTerminal(status: string): boolean {
   return status === 'SUCCESS' || status === 'FAILURE';
 }
 
+/**
+ * Whether a task's video is content only the gateway can serve (with the channel's key): a SUCCESS
+ * that stores no link. Every other SUCCESS holds the provider's http(s) URL (mapProviderTask).
+ */
+export function servedByGateway(task: { status: string; fail_reason: string }): boolean {
+  return task.status === 'SUCCESS' && task.fail_reason === '';
+}
+
 export interface MappedStatus {
   status: GatewayStatus;
   failReason: string;
@@ -37,7 +45,8 @@ export function mapProviderTask(v: ProviderTaskView, opts: { allowPrivate?: bool
     case 'succeeded':
       // Success without a video is no success for the client: fail it and refund.
       if (!v.result) return { status: 'FAILURE', failReason: 'invalid_response: The provider reported success without a video URL.' };
-      // Content only the channel's key can fetch has no link to show: the gateway serves it.
+      // Content only the channel's key can fetch has no link to store: the gateway serves it
+      // (servedByGateway), and clients are shown its /content URL.
       if (v.result.kind === 'download') return { status: 'SUCCESS', failReason: '' };
       // The link goes to the client as is: only an http(s) link to a public host is handed out.
       if (!isHttpUrl(v.result.url)) return { status: 'FAILURE', failReason: `invalid_response: The provider's video URL is not an http(s) link (${urlScheme(v.result.url)}); the gateway hands out only http(s) links.` };

@@ -46,6 +46,8 @@ export interface GatewayOptions {
   expectWarnings?: RegExp;
   /** Options of the app (the admin API's reload hook, …). */
   app?: Omit<AppOptions, 'logStream'>;
+  /** No background poller (nor archive and webhook workers): the test drives `services.tasks.poller.pollTask` itself. */
+  noPoller?: boolean;
 }
 
 export async function startGateway(overrides: Record<string, unknown> = {}, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -73,7 +75,7 @@ export async function startGateway(overrides: Record<string, unknown> = {}, opts
     warnings.push(message);
     if (!opts.expectWarnings?.test(message)) process.stderr.write(`mediagate (test gateway): ${message}\n`);
   };
-  const services = await createServices(config, { warn });
+  const services = await createServices(config, { warn, noPoller: opts.noPoller });
   const app = buildApp(services, { ...opts.app, logStream });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

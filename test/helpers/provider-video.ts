@@ -17,15 +17,29 @@ export interface ProviderRig {
   close(): Promise<void>;
 }
 
-export async function providerRig(type: string, models: Record<string, ModelConfig>, channel: Record<string, unknown> = {}): Promise<ProviderRig> {
-  const sim = await startSimulator({ videoSeconds: 0.3, urlTtlS: 3600 });
-  const gw = await startGateway({
-    simulator: { embedded: false },
-    // The simulator listens on loopback, which the image and video fetchers refuse unless the channel allows it.
-    channels: [{ name: type, type, base_url: sim.url, api_key: `${type}-test-key`, allow_private_network: true, models: Object.keys(models), ...channel }],
-    models,
-  });
-  return { gw, sim, close: async () => (await gw.close(), await sim.close()) };
+/**
+ * `gateway`: further settings of the gateway (storage, webhooks, server…). `opts.sim`: a simulator
+ * already running (another rig's; left running on close); `opts.noPoller`: the test polls itself.
+ */
+export async function providerRig(
+  type: string,
+  models: Record<string, ModelConfig>,
+  channel: Record<string, unknown> = {},
+  gateway: Record<string, unknown> = {},
+  opts: { sim?: Simulator; noPoller?: boolean } = {},
+): Promise<ProviderRig> {
+  const sim = opts.sim ?? (await startSimulator({ videoSeconds: 0.3, urlTtlS: 3600 }));
+  const gw = await startGateway(
+    {
+      ...gateway,
+      simulator: { embedded: false },
+      // The simulator listens on loopback, which the image and video fetchers refuse unless the channel allows it.
+      channels: [{ name: type, type, base_url: sim.url, api_key: `${type}-test-key`, allow_private_network: true, models: Object.keys(models), ...channel }],
+      models,
+    },
+    { noPoller: opts.noPoller },
+  );
+  return { gw, sim, close: async () => (await gw.close(), opts.sim ? undefined : await sim.close()) };
 }
 
 /** The key's stored balance, micro-dollars. */

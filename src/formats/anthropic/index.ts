@@ -10,6 +10,7 @@ export const anthropicCodec: ChatCodec = {
   decodeRequest: (body) => decodeAnthropicRequest(body as AnthropicRequest),
   encodeResponse: (r, opts) => encodeAnthropicResponse(r, opts),
   streamEncoder: (opts) => new AnthropicStreamEncoder(opts),
+  outputCap: (body) => ({ field: 'max_tokens', value: body.max_tokens }),
   encodeRequest: (r, model) => encodeAnthropicRequest(r, model) as Record<string, unknown>,
   decodeResponse: (text, req) => decodeAnthropicResponse(text, req),
   streamDecoder: (req) => new AnthropicStreamDecoder(req),

@@ -9,6 +9,7 @@ export const geminiCodec: ChatCodec = {
   decodeRequest: (body) => decodeGeminiRequest(body),
   encodeResponse: (r, opts) => encodeGeminiResponse(r, opts),
   streamEncoder: (opts) => new GeminiStreamEncoder(opts),
+  outputCap: (body) => ({ field: 'generationConfig.maxOutputTokens', value: body.generationConfig?.maxOutputTokens }),
   encodeRequest: (r) => encodeGeminiRequest(r),
   decodeResponse: (text) => decodeGeminiResponse(text),
   streamDecoder: () => new GeminiStreamDecoder(),

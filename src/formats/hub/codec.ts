@@ -46,6 +46,10 @@ export interface ChatCodec {
   /** The hub's answer as this format's response body. */
   encodeResponse(r: HubResponse, opts: ClientOptions): unknown;
   streamEncoder(opts: ClientOptions): StreamEncoder;
+  /** The output cap a client request of this format set, and the name of its field (for holds and hints). */
+  outputCap(body: Record<string, any>): { field: string; value: unknown };
+  /** Whether a streamed client request of this format asked for a usage report (only Chat Completions asks). */
+  wantsUsage?(body: Record<string, any>): boolean;
   // ---- upstream side ----
   /** The hub request as this format's body, for the upstream model. */
   encodeRequest(r: HubRequest, upstreamModel: string): Record<string, unknown>;

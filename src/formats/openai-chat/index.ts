@@ -10,6 +10,8 @@ export const openaiChatCodec: ChatCodec = {
   decodeRequest: (body) => decodeOpenAIChatRequest(body as OpenAIChatRequest),
   encodeResponse: (r, opts) => encodeOpenAIChatResponse(r, opts),
   streamEncoder: (opts) => new OpenAIChatStreamEncoder(opts),
+  outputCap: (body) => (body.max_completion_tokens !== undefined ? { field: 'max_completion_tokens', value: body.max_completion_tokens } : { field: 'max_tokens', value: body.max_tokens }),
+  wantsUsage: (body) => body.stream_options?.include_usage === true,
   encodeRequest: (r, model) => encodeOpenAIChatRequest(r, model) as Record<string, unknown>,
   decodeResponse: (text) => decodeOpenAIChatResponse(text),
   streamDecoder: () => new OpenAIChatStreamDecoder(),

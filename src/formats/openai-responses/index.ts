@@ -12,6 +12,7 @@ export const responsesCodec: ChatCodec = {
   decodeRequest: (body) => decodeResponsesRequest(body),
   encodeResponse: (r, opts) => encodeResponsesResponse(r, opts),
   streamEncoder: (opts) => new ResponsesStreamEncoder(opts),
+  outputCap: (body) => ({ field: 'max_output_tokens', value: body.max_output_tokens }),
   encodeRequest: (r, model) => encodeResponsesRequest(r, model),
   decodeResponse: (text) => decodeResponsesResponse(text),
   streamDecoder: () => new ResponsesStreamDecoder(),

@@ -6,7 +6,8 @@ import { usageCount } from '../../upstream/usage-number.js';
 import { signedUrlExpiry } from '../signed-url.js';
 import type { BillableUnits, ProviderTaskState, VideoAdapter, VideoCall, VideoGenerationRequest, VideoModelCaps } from '../video-types.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
-import { ARK_DEFAULT_EXPIRES_S, ARK_TASK_STATUSES, SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, videoTokens } from './wire.js';
+import { sizesFromCaps, uniqueSizes } from '../video-sizes.js';
+import { ARK_DEFAULT_EXPIRES_S, ARK_TASK_STATUSES, SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, SEEDANCE_SIZES, videoTokens } from './wire.js';
 
 // Ark content generation tasks (Seedance):
 //   POST   /api/v3/contents/generations/tasks       {model, content[], <params>} → {id}
@@ -75,6 +76,13 @@ const obj = (v: unknown) => (v && typeof v === 'object' ? v : {}) as Record<stri
 
 export const arkVideos: VideoAdapter = {
   caps: seedanceCaps,
+
+  // The usual sizes of each resolution and ratio, and the pixel sizes Seedance renders (1248x704 …).
+  sizes: (model) =>
+    uniqueSizes([
+      ...sizesFromCaps(seedanceCaps(model)),
+      ...Object.entries(SEEDANCE_SIZES).flatMap(([resolution, byRatio]) => Object.entries(byRatio).map(([ratio, [w, h]]) => ({ size: `${w}x${h}`, resolution, ratio }))),
+    ]),
 
   validate(_model, req) {
     if ('content' in req.metadata) throw errors.invalidRequest('metadata.content is set by the gateway and cannot be passed through.', 'metadata');

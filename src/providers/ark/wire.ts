@@ -2,7 +2,7 @@
 // video-token formula Ark bills by. Plain data, no imports, so the simulator may use it.
 
 /** Seedance output sizes (1.0 / 1.5), width × height by resolution and ratio. */
-const SIZES: Record<string, Record<string, [number, number]>> = {
+export const SEEDANCE_SIZES: Record<string, Record<string, [number, number]>> = {
   '480p': { '16:9': [864, 480], '4:3': [736, 544], '1:1': [640, 640], '3:4': [544, 736], '9:16': [480, 864], '21:9': [960, 416] },
   '720p': { '16:9': [1248, 704], '4:3': [1120, 832], '1:1': [960, 960], '3:4': [832, 1120], '9:16': [704, 1248], '21:9': [1504, 640] },
   '1080p': { '16:9': [1920, 1088], '4:3': [1664, 1248], '1:1': [1440, 1440], '3:4': [1248, 1664], '9:16': [1088, 1920], '21:9': [2176, 928] },
@@ -18,7 +18,7 @@ export const ARK_DEFAULT_EXPIRES_S = 172_800;
 
 /** Pixel size for a resolution and ratio; `adaptive` and unknown ratios count as 16:9. */
 export function videoSize(resolution = '720p', ratio = '16:9'): [number, number] {
-  const byRatio = SIZES[resolution] ?? SIZES['720p'];
+  const byRatio = SEEDANCE_SIZES[resolution] ?? SEEDANCE_SIZES['720p'];
   return byRatio[ratio] ?? byRatio['16:9'];
 }
 

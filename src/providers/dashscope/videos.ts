@@ -3,6 +3,7 @@ import { UpstreamFailure } from '../../upstream/failure.js';
 import type { ProviderTaskState, VideoAdapter, VideoGenerationRequest } from '../video-types.js';
 import { jsonCall, obj, refuseParams, refuseReserved, secondsEstimate, str } from '../video-support.js';
 import { signedUrlExpiry } from '../signed-url.js';
+import { resolutionOnly, sizesFromCaps, uniqueSizes, type VideoSizeOption } from '../video-sizes.js';
 import { dashscopeFailure, dashscopeHeaders, dashscopeUrl } from './api.js';
 import { WAN_MODELS, WAN_SIZES, WAN_TASK_KEPT_S, type WanModelFacts } from './wire.js';
 
@@ -73,6 +74,16 @@ export const dashscopeVideos: VideoAdapter = {
     const f = facts(model);
     const modes = f.kind === 't2v' ? (['text'] as const) : f.kind === 'i2v' ? (['first_frame'] as const) : (['first_last_frame'] as const);
     return { modes: [...modes], durations: f.durations, resolutions: f.resolutions.map(lower), ratios: f.kind === 't2v' ? ['16:9', '9:16', '1:1', '4:3', '3:4'] : undefined };
+  },
+
+  // DashScope's own text-to-video sizes (832*480 …) and the usual ones; image modes take the image's shape.
+  sizes(model) {
+    const f = facts(model);
+    const own: VideoSizeOption[] = f.resolutions.flatMap((r) => Object.entries(WAN_SIZES[r] ?? {}).map(([ratio, size]) => ({ size: size.replace('*', 'x'), resolution: lower(r), ratio })));
+    // The usual sizes only where DashScope has the ratio at that resolution (no 4:3 at 480P).
+    const usual = sizesFromCaps(dashscopeVideos.caps(model)).filter((o) => !o.ratio || WAN_SIZES[upper(o.resolution)]?.[o.ratio]);
+    const all = uniqueSizes([...own, ...usual]);
+    return f.kind === 't2v' ? all : resolutionOnly(all);
   },
 
   validate(model, req) {

@@ -3,6 +3,7 @@ import { UpstreamFailure } from '../../upstream/failure.js';
 import type { Target } from '../../upstream/target.js';
 import type { ProviderTaskState, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
 import { jsonCall, obj, refuseParams, refuseReserved, secondsEstimate, str, urlOrRawBase64 } from '../video-support.js';
+import { resolutionOnly, sizesFromCaps } from '../video-sizes.js';
 import { klingFailure, klingHeaders, klingUrl } from './api.js';
 import { KLING_FALLBACK, KLING_MODELS, KLING_RATIOS } from './wire.js';
 
@@ -60,6 +61,12 @@ export const klingVideos: VideoAdapter = {
     resolutions: Object.keys(MODE_OF),
     ratios: KLING_RATIOS,
   }),
+
+  // From an image the image decides the shape: a size picks the mode (resolution) only.
+  sizes(model, mode) {
+    const all = sizesFromCaps(klingVideos.caps(model));
+    return mode === 'text' ? all : resolutionOnly(all);
+  },
 
   validate(_model, req) {
     refuseParams(req, PROVIDER, ['resolution', 'ratio', 'duration']);

@@ -6,7 +6,8 @@ import type { Target } from '../../upstream/target.js';
 import type { ProviderTaskState, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
 import { getFollowingRedirects, jsonCall, obj, refuseParams, refuseReserved, secondsEstimate, str } from '../video-support.js';
 import { baseRespFailure, minimaxFailure, minimaxHeaders, minimaxUrl } from './api.js';
-import { HAILUO_1080P_DURATION, HAILUO_FALLBACK, HAILUO_MODELS, HAILUO_MODERATION_CODES, type HailuoMode } from './wire.js';
+import { sizesFromCaps, uniqueSizes } from '../video-sizes.js';
+import { HAILUO_1080P_DURATION, HAILUO_FALLBACK, HAILUO_FRAME, HAILUO_MODELS, HAILUO_MODERATION_CODES, type HailuoMode } from './wire.js';
 
 // MiniMax Hailuo video generation:
 //   POST /v1/video_generation                {model, prompt, duration, resolution, first_frame_image?, last_frame_image?, subject_reference?}
@@ -68,6 +69,12 @@ export const minimaxVideos: VideoAdapter = {
   caps: (model) => {
     const f = facts(model);
     return { modes: f.modes.map((m) => MODE_NAMES[m]), durations: f.durations, resolutions: f.resolutions.map(lower) };
+  },
+
+  // MiniMax has no ratio: a size picks the resolution; its own frame sizes (1366x768 …) and the usual ones.
+  sizes(model) {
+    const own = facts(model).resolutions.map((r) => ({ size: HAILUO_FRAME[r].join('x'), resolution: lower(r) }));
+    return uniqueSizes([...own, ...sizesFromCaps(minimaxVideos.caps(model))]);
   },
 
   validate(model, req) {

@@ -81,6 +81,11 @@ export class ArchivesRepo {
     await this.db.updateTable('task_archives').set({ state: 'deleted' }).where('task_id', '=', taskId).where('state', '=', 'stored').execute();
   }
 
+  /** The task was deleted: its copy is not made, kept or served any more, whatever state it was in. */
+  async forget(taskId: string): Promise<void> {
+    await this.db.updateTable('task_archives').set({ state: 'deleted', lease_owner: null, lease_until: 0 }).where('task_id', '=', taskId).execute();
+  }
+
   async releaseLeases(owner: string): Promise<void> {
     await this.db.updateTable('task_archives').set({ lease_owner: null, lease_until: 0 }).where('lease_owner', '=', owner).where('state', '=', 'pending').execute();
   }

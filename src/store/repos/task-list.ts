@@ -6,9 +6,11 @@ export interface TaskListFilter {
   keyId: string;
   status?: string;
   model?: string;
-  /** Rows strictly older than this (submit_time, task_id) position: the cursor of the previous page. */
+  /** Rows strictly past this (submit_time, task_id) position in the page order: the cursor of the previous page. */
   after?: { submitTime: number; taskId: string };
   limit: number;
+  /** Newest first (default) or oldest first. */
+  order?: 'asc' | 'desc';
 }
 
 /**
@@ -20,11 +22,17 @@ export class TaskListRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async page(f: TaskListFilter): Promise<TaskRow[]> {
-    let q = this.db.selectFrom('tasks').selectAll().where('key_id', '=', f.keyId);
+    // Deleted tasks are hidden from their owner (DELETE /v1/videos/{id}).
+    let q = this.db.selectFrom('tasks').selectAll().where('key_id', '=', f.keyId).where('deleted_at', '=', 0);
     if (f.status) q = q.where('status', '=', f.status);
     if (f.model) q = q.where('model', '=', f.model);
-    if (f.after) q = q.where(sql<boolean>`(submit_time, task_id) < (${f.after.submitTime}, ${f.after.taskId})`);
-    const rows = await q.orderBy('submit_time', 'desc').orderBy('task_id', 'desc').limit(f.limit).execute();
+    const order = f.order ?? 'desc';
+    if (f.after) {
+      q = order === 'desc'
+        ? q.where(sql<boolean>`(submit_time, task_id) < (${f.after.submitTime}, ${f.after.taskId})`)
+        : q.where(sql<boolean>`(submit_time, task_id) > (${f.after.submitTime}, ${f.after.taskId})`);
+    }
+    const rows = await q.orderBy('submit_time', order).orderBy('task_id', order).limit(f.limit).execute();
     return rows.map(normalizeTask);
   }
 }

@@ -7,6 +7,8 @@ import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
 import { insertTaskCallback, type TaskCallbackRow } from './task-callbacks.js';
 
 export type TaskRow = Selectable<TaskTable>;
+/** A task as written at create: the columns with defaults (deletion, the Videos API's meta) may be left out. */
+export type NewTaskRow = Omit<TaskRow, 'deleted_at' | 'video_meta'> & Partial<Pick<TaskRow, 'deleted_at' | 'video_meta'>>;
 export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
 
 /** Rows written in the same transaction as a status move. */
@@ -20,7 +22,7 @@ export const OPEN_STATUSES = ['SUBMITTED', 'QUEUED', 'IN_PROGRESS'] as const;
 export const TERMINAL_STATUSES = ['SUCCESS', 'FAILURE'] as const;
 
 // Kysely returns bigint columns as strings on some drivers; every numeric column is made a number.
-const NUMERIC: (keyof TaskRow)[] = ['submit_time', 'start_time', 'finish_time', 'estimated_units', 'next_poll_at', 'lease_until', 'poll_failures', 'deadline_at', 'url_expires_at', 'updated_at'];
+const NUMERIC: (keyof TaskRow)[] = ['submit_time', 'start_time', 'finish_time', 'estimated_units', 'next_poll_at', 'lease_until', 'poll_failures', 'deadline_at', 'url_expires_at', 'updated_at', 'deleted_at'];
 
 export function normalizeTask(row: TaskRow): TaskRow {
   const out = { ...row } as Record<string, unknown>;
@@ -45,7 +47,7 @@ export class TasksRepo {
   }
 
   /** Stores a new task, with where its webhooks go (in one transaction) when it has a callback, and the first row of its timeline. */
-  async insert(row: TaskRow, callback?: TaskCallbackRow): Promise<void> {
+  async insert(row: NewTaskRow, callback?: TaskCallbackRow): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('tasks').values(row).execute();
       if (callback) await insertTaskCallback(trx, callback);
@@ -80,6 +82,18 @@ export class TasksRepo {
       for (const o of extras.outbox ?? []) await insertOutbox(trx, o);
       return true;
     });
+  }
+
+  /** Hides a finished task from its owner's APIs (DELETE /v1/videos/{id}); false when it was not a finished, undeleted task. */
+  async markDeleted(taskId: string, now: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('tasks')
+      .set({ deleted_at: now })
+      .where('task_id', '=', taskId)
+      .where('deleted_at', '=', 0)
+      .where('status', 'in', [...TERMINAL_STATUSES])
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   /** Pushes an open task's next poll back after a failed poll. */

@@ -92,6 +92,9 @@ export class Archiver extends ClaimWorker<ArchiveRow> {
     if (await this.d.repo.markStored(job.task_id, this.owner, stored.bytes, stored.contentType, Date.now())) {
       this.d.onAttempt?.('ok', stored.bytes);
       this.d.log('info', 'video archived', { task_id: job.task_id, bytes: stored.bytes, attempts: job.attempts + 1 });
+    } else if ((await this.d.repo.get(job.task_id))?.state === 'deleted') {
+      // The task was deleted while its copy was being made: the copy goes too.
+      await this.d.storage.remove(job.object_key);
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Config } from '../../config/schema.js';
+import { servedByGateway } from '../status.js';
 
 // The gateway's own absolute URLs (a task's /content link): from server.public_url when set, else
 // from what the client called (scheme and Host of the request), else the listening address.
@@ -20,10 +21,12 @@ export function contentUrl(base: string, taskId: string): string {
 }
 
 /**
- * The record as clients see it: with `storage.public_url_mode: gateway`, a SUCCESS's fail_reason is
- * the gateway's /content URL instead of the provider's signed URL (which expires and may need a key).
+ * The record as clients see it (every read, list, cancel answer and webhook): a SUCCESS's
+ * fail_reason is the gateway's /content URL when the video is content only the channel's key can
+ * fetch (Veo, Hailuo), and, with `storage.public_url_mode: gateway`, for every provider instead of
+ * its signed URL (which expires).
  */
 export function presentRecord<R extends { task_id: string; status: string; fail_reason: string }>(config: Pick<Config, 'storage'>, record: R, base: string): R {
-  if (config.storage.public_url_mode !== 'gateway' || record.status !== 'SUCCESS') return record;
+  if (record.status !== 'SUCCESS' || (config.storage.public_url_mode !== 'gateway' && !servedByGateway(record))) return record;
   return { ...record, fail_reason: contentUrl(base, record.task_id) };
 }

@@ -6,7 +6,7 @@ import type { ArchivesRepo } from '../../store/repos/archives.js';
 import type { TasksRepo } from '../../store/repos/tasks.js';
 import type { VideoStorage } from '../archive/storage.js';
 import type { TaskLog } from '../log.js';
-import { TASK_ID, invalidTaskId, taskNotExist } from '../request.js';
+import { ownedTask } from '../request.js';
 import { VideoFetchError, type ProviderVideoSource, type VideoStream } from './provider-source.js';
 import { parseRange } from './range.js';
 
@@ -26,9 +26,7 @@ export class VideoContent {
   constructor(private readonly d: VideoContentDeps) {}
 
   async open(p: Principal, taskId: string, range: string | undefined, signal?: AbortSignal): Promise<VideoStream> {
-    if (!TASK_ID.test(taskId)) throw invalidTaskId();
-    const row = await this.d.tasks.get(taskId);
-    if (!row || row.key_id !== p.keyId) throw taskNotExist();
+    const row = await ownedTask(this.d.tasks, p, taskId);
     if (row.status !== 'SUCCESS') throw new GatewayError(404, 'video_not_ready', `The task has no video: its status is ${row.status}.`);
 
     const fromArchive = await this.fromArchive(taskId, range);
