@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayUseModel } from '../auth/principal.js';
-import { principalOf } from '../auth/hook.js';
 import { GatewayError } from '../http/errors.js';
 import type { Slot } from './limit-store.js';
 import type { RateLimits } from './rate-limits.js';
