@@ -17,6 +17,13 @@ module.exports = {
       from: { path: '^src/providers/' },
       to: { path: '^src/(store|routes|tasks|relay)/' },
     },
+    {
+      name: 'routes-never-reach-providers',
+      severity: 'error',
+      comment: 'Routes reach a provider only through relay/ (or tasks/); they may name the neutral capability types (providers/*-types.ts).',
+      from: { path: '^src/routes/' },
+      to: { path: '^src/providers/', pathNot: ['^src/providers/[a-z-]+-types\\.ts$'] },
+    },
     { name: 'formats-stay-below', severity: 'error', from: { path: '^src/formats/' }, to: { path: '^src/(routes|store)/' } },
     {
       name: 'simulator-stands-apart',
@@ -28,9 +35,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    // Runtime imports only: a type-only import leaves no trace in the emitted code (store/db ↔ migrations and
-    // tasks/archive storage ↔ its backends import each other's types).
-    tsPreCompilationDeps: false,
+    // Type-only imports count too: a cycle of types is still a knot in the layering.
+    tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },
   },

@@ -1,19 +1,12 @@
 import type { VideoModeName } from '../config/schema.js';
-import type { VideoAdapter, VideoModelCaps } from './video-types.js';
+import type { VideoAdapter, VideoModelCaps, VideoSizeOption } from './video-types.js';
+
+export type { VideoSizeOption };
 
 // Frame sizes as the OpenAI Videos API names them (`size: "1280x720"`) and what each means in a
 // model's own terms (resolution and ratio). Each adapter may list the sizes its model renders
 // (`VideoAdapter.sizes`); without that list the sizes follow from the model's caps: every
 // resolution at every ratio, short side = the resolution's lines.
-
-export interface VideoSizeOption {
-  /** `WIDTHxHEIGHT` */
-  size: string;
-  /** The resolution the size stands for, in the adapter's spelling (`720p`). */
-  resolution: string;
-  /** The ratio it stands for; absent when the model takes no ratio here (the image decides the shape). */
-  ratio?: string;
-}
 
 const LINES: Record<string, number> = { '4k': 2160 };
 

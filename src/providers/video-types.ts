@@ -2,7 +2,6 @@ import type { Dispatcher } from 'undici';
 import type { VideoModeName } from '../config/schema.js';
 import type { Target } from '../upstream/target.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import type { VideoSizeOption } from './video-sizes.js';
 
 // The video-task capability: what the task service hands an adapter and what it reads back. The
 // task layer (src/tasks/) knows only these types; everything provider-specific — which values a
@@ -113,6 +112,16 @@ export interface CancelOutcome {
   accepted: boolean;
   /** The provider's reason when it refused. */
   message: string;
+}
+
+/** One frame size a model renders (`size: "1280x720"` in the OpenAI Videos API) and what it means in the model's own terms. */
+export interface VideoSizeOption {
+  /** `WIDTHxHEIGHT` */
+  size: string;
+  /** The resolution the size stands for, in the adapter's spelling (`720p`). */
+  resolution: string;
+  /** The ratio it stands for; absent when the model takes no ratio here (the image decides the shape). */
+  ratio?: string;
 }
 
 export interface VideoAdapter {

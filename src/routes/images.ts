@@ -9,9 +9,9 @@ import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
+import { ImagesRelay } from '../relay/images.js';
 import type { Target } from '../upstream/target.js';
-import { imagesAdapterFor } from '../providers/index.js';
-import type { ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../providers/image-types.js';
+import type { ImageParams, ImagesResult } from '../providers/image-types.js';
 import type { Services } from '../services.js';
 import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
@@ -21,7 +21,8 @@ import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './ima
 // per image) → relay → settle by the images returned (release when none) → one usage row.
 
 type Endpoint = 'images.generations' | 'images.edits';
-type Operation = (adapter: ImagesAdapter, call: ImagesCall, target: Target) => Promise<ImagesResult>;
+/** The attempt on one channel (the relay's ImagesRelay, generating or editing). */
+type Operation = (target: Target) => Promise<ImagesResult>;
 
 /** The model a request names, if this key may use it and it makes images. */
 function imageModel(services: Services, p: Principal, id: string): CatalogModel {
@@ -35,8 +36,6 @@ function imageModel(services: Services, p: Principal, id: string): CatalogModel 
 }
 
 function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation): Promise<unknown> {
-  // Aborted from the request's first moment when the client leaves (src/http/departure.ts).
-  const call: ImagesCall = { upstream: services.upstream, signal: request.departed };
   const metered: MeteredRequest = {
     principal: principalOf(request),
     model,
@@ -51,11 +50,7 @@ function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, 
   return meteredCall(
     services,
     metered,
-    (target) => {
-      const found = imagesAdapterFor(target);
-      if (!found) throw errors.upstreamError(`The channel "${target.channel.name}" (${target.channel.type}) cannot serve images; fix the gateway's configuration.`);
-      return op(found.adapter, call, found.target);
-    },
+    op,
     async (result: ImagesResult) => ({
       // Settled by the images returned (none: nothing charged).
       status: 200,
@@ -91,13 +86,14 @@ export function imageRouteOptions(config: Services['config']): ImageRouteOptions
 
 export function registerImageRoutes(app: FastifyInstance, services: Services): void {
   const opts = imageRouteOptions(services.config);
+  const images = new ImagesRelay(services.upstream);
 
   app.post('/v1/images/generations', { config: { auth: true } }, async (request) => {
     const { model, params } = parseGenerationBody(request.body, opts.maxN);
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
     await limitModel(request, model);
-    return serve(request, services, 'images.generations', m, params, 0, (adapter, call, target) => adapter.generate(call, target, params));
+    return serve(request, services, 'images.generations', m, params, 0, (target) => images.generate(target, params, request.departed));
   });
 
   // Multipart parsing exists only in this scope, with the gateway's upload limits.
@@ -127,7 +123,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
         const m = early?.id === model ? early : imageModel(services, p, model);
         await limitModel(request, model);
         const input = { ...params, images: upload.images, mask: upload.mask };
-        return await serve(request, services, 'images.edits', m, params, upload.images.length, (adapter, call, target) => adapter.edit(call, target, input));
+        return await serve(request, services, 'images.edits', m, params, upload.images.length, (target) => images.edit(target, input, request.departed));
       } finally {
         await upload.cleanup();
       }

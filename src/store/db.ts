@@ -6,8 +6,9 @@ import { migrateToLatest } from './migrations.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { GuardedPgPool, type PgTimeouts } from './pg-pool.js';
 import { guardedDialect } from './guarded-dialect.js';
+import type { Dialect } from './dialect.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect };
 
 export interface Store {
   db: Kysely<Database>;

@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from './db.js';
+import type { Dialect } from './dialect.js';
 
 // Migrations are written with Kysely's schema builder so the same code runs on SQLite and
 // PostgreSQL. Where the two differ (auto-increment ids) the dialect is passed in.
