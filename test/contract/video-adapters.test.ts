@@ -178,26 +178,31 @@ describe('video adapter contract', () => {
       expect(balance).toBeGreaterThan(0);
     });
 
-    it('delivers the result: a URL valid until its expiry, or content through /content', async () => {
+    it('delivers the result: a URL valid until its expiry, or content through /content; /content serves it either way', async () => {
       const { key } = await rig.gw.createKey();
       const done = await createAndFinish(rig.gw, key, bodyFor('text', textModel));
       expect(done.status).toBe('SUCCESS');
       const row = (await rig.gw.services.tasks.repo.get(done.task_id))!;
       const result = adapter.view(JSON.parse(row.data) as Record<string, unknown>).result!;
       expect(result).not.toBeNull();
+      const content = `${rig.gw.url}/v1/video/generations/${done.task_id}/content`;
       if (result.kind === 'url') {
         expect(done.fail_reason).toBe(result.url);
         expect(row.url_expires_at).toBeGreaterThan(Date.now());
         await expectUrlServes(done.fail_reason);
       } else {
-        expect(done.fail_reason).toBe(`${rig.gw.url}/v1/video/generations/${done.task_id}/content`);
-        const whole = await fetch(done.fail_reason, { headers: { authorization: `Bearer ${key}` } });
-        expect(whole.status).toBe(200);
-        expect(Buffer.from(await whole.arrayBuffer()).equals(sampleVideo())).toBe(true);
-        const part = await fetch(done.fail_reason, { headers: { authorization: `Bearer ${key}`, range: 'bytes=4-7' } });
-        expect(part.status).toBe(206);
-        expect(Buffer.from(await part.arrayBuffer()).toString('latin1')).toBe('ftyp');
+        expect(done.fail_reason).toBe(content);
       }
+      const whole = await fetch(content, { headers: { authorization: `Bearer ${key}` } });
+      expect(whole.status).toBe(200);
+      expect(whole.headers.get('content-type')).toBe('video/mp4');
+      expect(Buffer.from(await whole.arrayBuffer()).equals(sampleVideo())).toBe(true);
+      const part = await fetch(content, { headers: { authorization: `Bearer ${key}`, range: 'bytes=4-7' } });
+      expect(part.status).toBe(206);
+      expect(part.headers.get('content-range')).toBe(`bytes 4-7/${sampleVideo().length}`);
+      expect(Buffer.from(await part.arrayBuffer()).toString('latin1')).toBe('ftyp');
+      const other = await rig.gw.createKey();
+      expect((await fetch(content, { headers: { authorization: `Bearer ${other.key}` } })).status).toBe(404);
     });
 
     it.each(c.failures)('maps $marker to FAILURE with the provider’s reason and refunds it', async ({ marker, reason }) => {
