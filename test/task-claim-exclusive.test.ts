@@ -37,6 +37,7 @@ function task(i: number, now: number): NewTaskRow {
     poll_failures: 0,
     deadline_at: now + 3_600_000,
     url_expires_at: 0,
+    callback_token: null,
     updated_at: now,
   };
 }

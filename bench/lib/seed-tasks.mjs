@@ -63,6 +63,8 @@ export function seedOpenTasks(dbPath, templateId, ids, spreadMs) {
         insert.run({
           ...template,
           task_id: id,
+          // Each clone is its own task at the provider (polled by this id).
+          upstream_id: id,
           data: template.data.split(templateId).join(id),
           lease_owner: null,
           lease_until: 0,

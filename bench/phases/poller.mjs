@@ -2,7 +2,9 @@
 // with `open` open tasks, and how many polls a second it made. The open tasks are real tasks of
 // the simulator on its "[stuck]" path (running forever, so every poll finds them unchanged),
 // created on the simulator directly and stored as clones of one task created through the API:
-// the figure is the poller's, not task creation's.
+// the figure is the poller's, not task creation's. It is measured once every task was polled once
+// (the steady state), and `notPolledIn2x` counts the open tasks not polled at all during a window of
+// 2 × poll_interval_ms (the target: none).
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
 import { cpuSeconds } from '../lib/children.mjs';
@@ -15,6 +17,31 @@ async function simPolls(up) {
   const res = await fetch(`${up.url}/__sim/stats`);
   const { counts } = await res.json();
   return counts['ark.video.get'] ?? 0;
+}
+
+/** Polls of each of `ids` so far, by the simulator's count. */
+async function pollsOf(up, ids) {
+  const res = await fetch(`${up.url}/__sim/video/stats`);
+  const { tasks } = await res.json();
+  return ids.map((id) => tasks[id]?.polls ?? 0);
+}
+
+/** Waits (up to `ms`) until every one of `ids` was polled at least once. */
+async function firstRound(up, ids, ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if ((await pollsOf(up, ids)).every((n) => n > 0)) return true;
+    await sleep(1000);
+  }
+  return false;
+}
+
+/** How many of `ids` were not polled at all during `ms` (the target: none within 2 × the interval). */
+async function missed(up, ids, ms) {
+  const before = await pollsOf(up, ids);
+  await sleep(ms);
+  const after = await pollsOf(up, ids);
+  return after.filter((n, i) => n === before[i]).length;
 }
 
 async function window(gw, up, seconds) {
@@ -56,8 +83,10 @@ export async function pollerPhase(ctx) {
   const idle = await window(mgLarge, up, P.poller.idleS);
   const ids = await simulatorTasks(up, P.poller.open);
   seedOpenTasks(ctx.dbLargePath, ctx.openTemplateId, ids, ctx.pollIntervalMs);
-  // Every task is due within one poll interval; measure after the first round of polls.
-  await sleep(ctx.pollIntervalMs + 1000);
+  // Every task is due within one poll interval; measure after the first round of polls (whose
+  // answers are new, so written), in the steady state where a poll finds the task unchanged.
+  const firstRoundDone = await firstRound(up, ids, Math.max(60_000, ctx.pollIntervalMs * 4));
   const busy = await window(mgLarge, up, P.poller.windowS);
-  return { open: P.poller.open, pollIntervalMs: ctx.pollIntervalMs, tickMs: ctx.tickMs, batch: ctx.batch, idle, busy };
+  const notPolledIn2x = await missed(up, ids, 2 * ctx.pollIntervalMs);
+  return { open: P.poller.open, pollIntervalMs: ctx.pollIntervalMs, tickMs: ctx.tickMs, batch: ctx.batch, idle, firstRoundDone, busy, notPolledIn2x };
 }

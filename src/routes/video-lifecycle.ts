@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import type { Services } from '../services.js';
 import { TaskEnvelopeSchema, TaskRecordSchema, envelope } from '../tasks/record.js';
+import { CALLBACK_PATH } from '../tasks/provider-callbacks.js';
 import { baseForRequest, presentRecord } from '../tasks/content/gateway-url.js';
 
 const TaskPageEnvelope = Type.Object(
@@ -37,6 +38,12 @@ export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Ser
       const base = baseForRequest(config, request);
       return { code: 'success', message: '', data: { ...page, tasks: page.tasks.map((t) => presentRecord(config, t, base)) } };
     },
+  );
+
+  // A provider's callback (no key: the unguessable token in the path is the credential). Only a
+  // hint to poll the task now; the body is never trusted.
+  app.post<{ Params: { token: string } }>(`${CALLBACK_PATH}:token`, { bodyLimit: 256 * 1024 }, async (request) =>
+    services.tasks.callbacks.receive(request.params.token, request.body),
   );
 
   app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/content', { config: { auth: true } }, async (request, reply) =>

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { arkError } from './shapes.js';
-import { sendSampleVideo } from './video-common.js';
+import { scheduleCallbacks, sendSampleVideo } from './video-common.js';
 import { SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, videoTokens } from '../providers/ark/wire.js';
 
 // The simulator's Volcengine Ark video part: content generation tasks (create, get, list, delete)
@@ -38,6 +38,8 @@ interface SimVideoTask {
   lastPollMs: number;
   /** Shortest time between two polls of this task, ms (-1 before the second poll). */
   minGapMs: number;
+  /** Where to POST status changes ('' = nowhere). */
+  callbackUrl: string;
 }
 
 interface ArkVideoPart {
@@ -203,6 +205,8 @@ function parseCreate(ctx: SimContext, now: number): Omit<SimVideoTask, 'id'> | u
   };
   try {
     const seed = int('seed', -1, 2 ** 32 - 1, -1);
+    const callbackUrl = body.callback_url;
+    if (callbackUrl !== undefined && (typeof callbackUrl !== 'string' || !/^https?:\/\//.test(callbackUrl))) throw new SimBadParam('callback_url');
     const ratio = str('ratio', SEEDANCE_RATIOS, '16:9');
     for (const k of ['camera_fixed', 'watermark', 'return_last_frame']) bool(k, false);
     return {
@@ -225,6 +229,7 @@ function parseCreate(ctx: SimContext, now: number): Omit<SimVideoTask, 'id'> | u
       polls: 0,
       lastPollMs: 0,
       minGapMs: -1,
+      callbackUrl: typeof callbackUrl === 'string' ? callbackUrl : '',
     };
   } catch (err) {
     if (!(err instanceof SimBadParam)) throw err;
@@ -275,8 +280,18 @@ export function arkVideoRoutes(): SimRoute[] {
         if (!parsed) return;
         const p = part(ctx.state);
         const id = newTaskId(p.tasks, now);
-        p.tasks.set(id, { id, ...parsed });
+        const task = { id, ...parsed };
+        p.tasks.set(id, task);
         sendJson(ctx.res, 200, { id });
+        // Ark POSTs the task object, as GET answers it, to callback_url when its status changes.
+        if (parsed.callbackUrl) {
+          const totalMs = ctx.state.options.videoSeconds * 1000;
+          const at = [now + Math.round(totalMs * 0.2), now + totalMs, now + task.executionExpiresAfter * 1000].filter((t) => t - now < 86_400_000);
+          scheduleCallbacks(ctx.state, 'ark.video.callback', parsed.callbackUrl, at, (t) => {
+            const body = taskObject(ctx.state, task, t);
+            return { status: String(body.status), body };
+          });
+        }
       },
     },
     {

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { KLING_MODELS, KLING_RATIOS, KLING_SIMULATOR_ACCOUNT } from '../providers/kling/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, outcomeOf, partState, phaseAt, sealId, sendSampleVideo, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, outcomeOf, partState, phaseAt, scheduleCallbacks, sealId, sendSampleVideo, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Kling part, in Kling's wire format:
 //   POST /v1/videos/text2video | /v1/videos/image2video  → {code:0, message, request_id, data:{task_id, task_status, …}}
@@ -25,6 +25,8 @@ interface KlingTask {
   hasTail: boolean;
   externalTaskId: string;
   createdMs: number;
+  /** Where to POST status changes ('' = nowhere). */
+  callbackUrl: string;
   outcome: SimOutcome;
   videoId: string;
 }
@@ -125,6 +127,7 @@ function parseCreate(ctx: SimContext, kind: Kind): Omit<KlingTask, 'id' | 'video
     externalTaskId: typeof body.external_task_id === 'string' ? body.external_task_id : '',
     createdMs: Date.now(),
     outcome: outcomeOf(prompt),
+    callbackUrl: typeof body.callback_url === 'string' ? body.callback_url : '',
   };
 }
 
@@ -190,6 +193,14 @@ export function klingVideoRoutes(): SimRoute[] {
         const data = taskData(ctx.state, t, t.createdMs);
         delete data.task_status_msg;
         sendJson(ctx.res, 200, { code: 0, message: 'SUCCEED', request_id: requestId(), data });
+        // Kling POSTs the task's data, as a query answers it, to callback_url when its status changes.
+        if (/^https?:\/\//.test(t.callbackUrl)) {
+          const totalMs = ctx.state.options.videoSeconds * 1000;
+          scheduleCallbacks(ctx.state, 'kling.video.callback', t.callbackUrl, [t.createdMs + Math.round(totalMs * 0.2), t.createdMs + totalMs], (now) => {
+            const body = taskData(ctx.state, t, now);
+            return { status: String(body.task_status), body };
+          });
+        }
       },
     },
     {

@@ -167,3 +167,25 @@ export function partState<T>(state: SimState, name: string, make: () => T): T {
   }
   return p;
 }
+
+/**
+ * Calls a task's callback URL back as providers do: at each moment its status may change (`at`,
+ * ms), POSTs `bodyAt(now).body` when its status differs from the one last sent. A failed call is
+ * not retried (the gateway polls anyway); the timers never keep the process alive. Each call is
+ * counted as `<name>` in the simulator's stats.
+ */
+export function scheduleCallbacks(state: SimState, name: string, url: string, at: number[], bodyAt: (now: number) => { status: string; body: unknown }): void {
+  let last = '';
+  for (const when of at) {
+    const timer = setTimeout(() => {
+      const { status, body } = bodyAt(Date.now());
+      if (status === last) return;
+      last = status;
+      state.counts.set(name, (state.counts.get(name) ?? 0) + 1);
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })
+        .then((res) => res.body?.cancel())
+        .catch(() => undefined);
+    }, Math.max(0, when - Date.now()));
+    timer.unref();
+  }
+}

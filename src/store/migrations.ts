@@ -249,6 +249,18 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('task_archives').ifExists().execute();
       },
     },
+    // Provider callbacks: the unguessable token in the URL a provider calls back (null: the task's
+    // provider does not call back, or server.public_url was unset when it was created).
+    '0008b_task_callback_token': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').addColumn('callback_token', 'text').execute();
+        await db.schema.createIndex('tasks_callback_token').unique().on('tasks').column('callback_token').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('tasks_callback_token').ifExists().execute();
+        await db.schema.alterTable('tasks').dropColumn('callback_token').execute();
+      },
+    },
     // Completion webhooks: where a task reports to, each key's signing secret, and the durable
     // outbox of deliveries (at-least-once: a row stays pending until a 2xx, claimed with a lease).
     '0007c_webhooks': {

@@ -69,6 +69,8 @@ export interface TaskTable {
   deadline_at: number;
   /** When the stored video URL stops working, ms; 0 = unknown / none. */
   url_expires_at: number;
+  /** The token of the URL the provider calls back (a hint to poll now); null when it does not call back. */
+  callback_token: string | null;
   updated_at: number;
   /** When the owner deleted the task (DELETE /v1/videos/{id}), ms; 0 = not deleted. Deleted tasks are hidden from clients. */
   deleted_at: Generated<number>;

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 import type { TaskLog } from './log.js';
 
 export interface ClaimWorkerSettings {
@@ -6,9 +7,12 @@ export interface ClaimWorkerSettings {
 }
 
 /**
- * The loop shared by the archive and the webhook sender: every `tick_ms` (or at once when woken)
- * claim up to `concurrency` minus what is in flight, and work each claimed item in the background.
- * stop() stops claiming, aborts `signal`, waits for the items in flight and then calls `release`.
+ * The loop shared by the poller, the archive and the webhook sender: every `tick_ms` (or at once
+ * when woken) claim up to `concurrency` minus what is in hand, and work each claimed item in the
+ * background. When a claim came back full there is probably more due: the worker claims again as
+ * soon as half its room is free instead of waiting for the next tick. An unreachable database is
+ * reported once per outage and retried every second. stop() stops claiming, aborts `signal`, waits
+ * for the items in hand and then calls `release`.
  */
 export abstract class ClaimWorker<T> {
   private timer: NodeJS.Timeout | null = null;
@@ -17,6 +21,12 @@ export abstract class ClaimWorker<T> {
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   protected readonly signal = this.abort.signal;
+  /** The last claim filled all the room it was given. */
+  private full = false;
+  /** A claim at once is already scheduled. */
+  private soon = false;
+  /** The last tick found the database unavailable. */
+  private databaseDown = false;
 
   protected constructor(
     private readonly what: string,
@@ -30,7 +40,7 @@ export abstract class ClaimWorker<T> {
   protected abstract work(item: T): Promise<void>;
   /** Hands this instance's claims back (on stop). */
   protected abstract release(): Promise<void>;
-  /** Periodic chores before claiming (retention). */
+  /** Periodic chores before claiming (retention, sweeps). */
   protected async beforeClaim(_now: number): Promise<void> {}
 
   start(): void {
@@ -51,8 +61,9 @@ export abstract class ClaimWorker<T> {
 
   /** Looks for work now rather than at the next tick. */
   wake(): void {
-    if (!this.running) return;
+    if (!this.running || this.soon) return;
     if (this.timer) clearTimeout(this.timer);
+    this.soon = true;
     this.schedule(0);
   }
 
@@ -60,11 +71,24 @@ export abstract class ClaimWorker<T> {
     if (!this.running) return;
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.soon = false;
+      let next = this.settings.tick_ms;
       this.ticking = this.ticking
         .then(() => this.tick())
-        .catch((err: unknown) => this.log('error', `${this.what}: tick failed`, { error: (err as Error).message }))
+        .then(
+          () => {
+            if (this.databaseDown) this.log('warn', `${this.what}: the database answers again`);
+            this.databaseDown = false;
+          },
+          (err: unknown) => {
+            if (!isDatabaseUnavailable(err)) return this.log('error', `${this.what}: tick failed`, { error: (err as Error).message });
+            next = Math.max(next, 1000);
+            if (!this.databaseDown) this.log('error', `${this.what}: the database is unavailable; retrying every second`, { error: (err as Error).message });
+            this.databaseDown = true;
+          },
+        )
         .then(() => {
-          if (!this.timer) this.schedule(this.settings.tick_ms);
+          if (!this.timer) this.schedule(next);
         });
     }, ms);
     this.timer.unref();
@@ -74,12 +98,18 @@ export abstract class ClaimWorker<T> {
     await this.beforeClaim(now);
     const room = this.settings.concurrency - this.inflight.size;
     if (room <= 0) return;
-    for (const item of await this.claim(now, room)) {
+    const items = await this.claim(now, room);
+    this.full = items.length >= room;
+    for (const item of items) {
       const id = this.idOf(item);
       if (this.inflight.has(id)) continue;
       const p = this.work(item)
         .catch((err: unknown) => this.log('error', `${this.what}: failed unexpectedly`, { id, error: (err as Error).message }))
-        .finally(() => this.inflight.delete(id));
+        .finally(() => {
+          this.inflight.delete(id);
+          // More was due than fitted: refill once half the room is free.
+          if (this.full && this.inflight.size <= this.settings.concurrency / 2) this.wake();
+        });
       this.inflight.set(id, p);
     }
   }

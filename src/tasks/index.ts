@@ -8,6 +8,7 @@ import type { Store } from '../store/db.js';
 import { TasksRepo } from '../store/repos/tasks.js';
 import { taskLogger, type TaskLog } from './log.js';
 import { Poller } from './poller.js';
+import { ProviderCallbacks } from './provider-callbacks.js';
 import { TaskService } from './service.js';
 import { TaskTransitions } from './transitions.js';
 import { TaskCanceller } from './cancel.js';
@@ -19,6 +20,8 @@ export interface TaskServices {
   /** Cancels open tasks at their provider (POST …/cancel, DELETE /v1/videos/{id}). */
   canceller: TaskCanceller;
   poller: Poller;
+  /** Provider callbacks: hints to poll a task now. */
+  callbacks: ProviderCallbacks;
 }
 
 export interface TaskServicesDeps {
@@ -40,5 +43,6 @@ export function createTaskServices(d: TaskServicesDeps): TaskServices {
   const service = new TaskService({ config: d.config, repo, catalog: d.catalog, relay: d.relay, upstream: d.upstream, credit: d.credit, ledger: d.ledger, transitions, log });
   const poller = new Poller({ repo, transitions, upstream: d.upstream, config: d.config, log });
   const canceller = new TaskCanceller({ config: d.config, repo, transitions, upstream: d.upstream });
-  return { repo, transitions, service, canceller, poller };
+  const callbacks = new ProviderCallbacks({ repo, pollSoon: () => poller.wake() });
+  return { repo, transitions, service, canceller, poller, callbacks };
 }

@@ -5,7 +5,8 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { BillableUnits } from '../providers/video-types.js';
 import { bindTask } from './binding.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
-import { isDatabaseUnavailable } from '../store/unavailable.js';
+import { ClaimWorker } from './claim-worker.js';
+import { performance } from 'node:perf_hooks';
 import type { TaskTransitions } from './transitions.js';
 import { isTerminal } from './status.js';
 import type { TaskLog } from './log.js';
@@ -21,123 +22,99 @@ export interface PollerDeps {
 /** How often the poller looks for finished tasks whose credit hold a dead process left open. */
 const SWEEP_EVERY_MS = 30_000;
 
+/** How one provider read went, for the poll latency histogram. */
+export type PollObserver = (provider: string, outcome: 'ok' | 'error', seconds: number) => void;
+
+/** At most `limit` polls of one channel at a time; the rest wait their turn (or give up on stop). */
+class Lane {
+  active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  /** Resolves once a slot is free (true), or false when `signal` is aborted first. */
+  async enter(limit: number, signal: AbortSignal): Promise<boolean> {
+    while (this.active >= limit) {
+      if (signal.aborted) return false;
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    if (signal.aborted) return false;
+    this.active++;
+    return true;
+  }
+
+  leave(): void {
+    this.active--;
+    this.waiting.shift()?.();
+  }
+
+  /** Lets every waiting poll go (on stop: they see the aborted signal and give up). */
+  flush(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+}
+
 /**
- * Polls open video tasks. Every `tick_ms` it claims due tasks with a lease (so each due task is
- * polled by one instance per cycle, and a dead instance's tasks return after `lease_ms`), then
- * polls them with at most `poll_concurrency` requests in flight per channel. A provider 429/5xx or
- * network error backs the task off exponentially up to `max_backoff_ms`; a task open past its
- * deadline (execution_expires_after + grace_s) fails and is refunded.
+ * Polls open video tasks (one ClaimWorker loop): every `tick_ms` it claims due tasks with a lease
+ * (so each due task is polled by one instance per cycle, and a dead instance's tasks return after
+ * `lease_ms`), up to `batch` in hand, claiming again as soon as half of those are done when more
+ * is due; it polls them with at most `poll_concurrency` requests in flight per channel. A provider
+ * 429/5xx or network error backs the task off exponentially up to `max_backoff_ms`; a task open
+ * past its deadline (execution_expires_after + grace_s) fails and is refunded.
  */
-export class Poller {
+export class Poller extends ClaimWorker<TaskRow> {
   readonly owner = `poller-${randomBase62(12)}`;
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
-  private ticking: Promise<void> = Promise.resolve();
-  private readonly inflight = new Set<string>();
-  private readonly lanes = new Map<string, { active: number; queue: TaskRow[] }>();
-  private drained: (() => void) | null = null;
+  private readonly lanes = new Map<string, Lane>();
   private lastSweep = 0;
-  /** The last tick found the database unavailable (reported once per outage). */
-  private databaseDown = false;
-  /** Aborted by stop(), so shutdown never waits for a hung provider. */
-  private readonly abort = new AbortController();
+  private observe: PollObserver | null = null;
 
-  constructor(private readonly d: PollerDeps) {}
-
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+  constructor(private readonly d: PollerDeps) {
+    const tasks = () => d.config.tasks;
+    super('video task poller', { get tick_ms() { return tasks().tick_ms; }, get concurrency() { return tasks().batch; } }, d.log);
+    this.signal.addEventListener('abort', () => {
+      for (const lane of this.lanes.values()) lane.flush();
+    });
   }
 
-  /** Stops claiming, waits for polls in flight, and hands the leases back for another instance. */
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.ticking;
-    this.abort.abort();
-    for (const lane of this.lanes.values()) {
-      for (const row of lane.queue) this.inflight.delete(row.task_id);
-      lane.queue = [];
-    }
-    if (this.inflight.size) await new Promise<void>((resolve) => (this.drained = resolve));
-    await this.d.repo.releaseLeases(this.owner).catch(() => undefined);
+  /** Installs the poll latency histogram (built with the other task metrics). */
+  usePollObserver(observe: PollObserver): void {
+    this.observe = observe;
   }
 
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => {
-      let next = this.d.config.tasks.tick_ms;
-      this.ticking = this.tick().then(
-        () => {
-          if (this.databaseDown) this.d.log('warn', 'video task poller: the database answers again');
-          this.databaseDown = false;
-        },
-        (err: unknown) => {
-          // An unreachable database is reported once per outage and retried every second, not every tick.
-          if (!isDatabaseUnavailable(err)) return this.d.log('error', 'video task poller: tick failed', { error: (err as Error).message });
-          next = Math.max(next, 1000);
-          if (!this.databaseDown) this.d.log('error', 'video task poller: the database is unavailable; retrying every second', { error: (err as Error).message });
-          this.databaseDown = true;
-        },
-      );
-      void this.ticking.then(() => this.schedule(next));
-    }, ms);
-    this.timer.unref();
-  }
-
-  /** One cycle: claim what is due (up to `batch` tasks in hand) and start polling it. */
-  async tick(now = Date.now()): Promise<void> {
+  protected claim(now: number, room: number): Promise<TaskRow[]> {
     const s = this.d.config.tasks;
-    if (now - this.lastSweep >= SWEEP_EVERY_MS) {
-      this.lastSweep = now;
-      await this.sweepOpenHolds();
-    }
-    const room = s.batch - this.inflight.size;
-    if (room <= 0) return;
-    const rows = await this.d.repo.claimDue(this.owner, now, now + s.lease_ms, now + s.poll_interval_ms, room);
-    for (const row of rows) {
-      if (this.inflight.has(row.task_id)) continue;
-      this.inflight.add(row.task_id);
-      const lane = this.lane(row.channel);
-      lane.queue.push(row);
-      this.pump(row.channel);
+    return this.d.repo.claimDue(this.owner, now, now + s.lease_ms, now + s.poll_interval_ms, room, now + s.callback_poll_interval_ms);
+  }
+
+  protected idOf(row: TaskRow): string {
+    return row.task_id;
+  }
+
+  /** Polls a claimed task when its channel has a free slot; a task still waiting at stop is left to the next owner. */
+  protected async work(row: TaskRow): Promise<void> {
+    let lane = this.lanes.get(row.channel);
+    if (!lane) this.lanes.set(row.channel, (lane = new Lane()));
+    const limit = this.channel(row.channel)?.poll_concurrency ?? 1;
+    if (!(await lane.enter(limit, this.signal))) return;
+    try {
+      await this.pollTask(row);
+    } catch (err) {
+      this.d.log('error', 'video task: poll failed', { task_id: row.task_id, error: (err as Error).message });
+    } finally {
+      lane.leave();
     }
   }
 
-  private lane(channel: string) {
-    let lane = this.lanes.get(channel);
-    if (!lane) {
-      lane = { active: 0, queue: [] };
-      this.lanes.set(channel, lane);
-    }
-    return lane;
+  protected release(): Promise<void> {
+    return this.d.repo.releaseLeases(this.owner);
+  }
+
+  protected override async beforeClaim(now: number): Promise<void> {
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    await this.sweepOpenHolds();
   }
 
   private channel(name: string): ChannelConfig | undefined {
     return this.d.config.channels.find((c) => c.name === name);
-  }
-
-  /** Starts queued polls of a channel while it has fewer than `poll_concurrency` in flight. */
-  private pump(channelName: string): void {
-    const lane = this.lane(channelName);
-    const limit = this.channel(channelName)?.poll_concurrency ?? 1;
-    while (lane.active < limit && lane.queue.length) {
-      const row = lane.queue.shift()!;
-      lane.active++;
-      void this.pollTask(row)
-        .catch((err: unknown) => this.d.log('error', 'video task: poll failed', { task_id: row.task_id, error: (err as Error).message }))
-        .finally(() => {
-          lane.active--;
-          this.inflight.delete(row.task_id);
-          if (this.running) this.pump(channelName);
-          if (!this.inflight.size && this.drained) {
-            this.drained();
-            this.drained = null;
-          }
-        });
-    }
   }
 
   /**
@@ -157,10 +134,13 @@ export class Poller {
       return this.backOff(row, now, 0);
     }
     let raw: Record<string, unknown>;
+    const started = performance.now();
     try {
-      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.abort.signal }, bound.target, row.upstream_id);
+      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.signal }, bound.target, row.upstream_id);
+      this.observe?.(bound.channel.type, 'ok', (performance.now() - started) / 1000);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
+      if (err.kind !== 'aborted') this.observe?.(bound.channel.type, 'error', (performance.now() - started) / 1000);
       // Shutting down: leave the task as it is; the next owner polls it.
       if (err.kind === 'aborted') return row;
       if (err.kind === 'status' && err.status === 404) {

@@ -22,6 +22,7 @@ import type { TaskTransitions } from './transitions.js';
 import { urlNeedsRefresh } from '../providers/signed-url.js';
 import { bindChannel, bindModel, bindTask, type VideoBinding } from './binding.js';
 import { checkVideoRequest } from './capabilities.js';
+import { newCallbackToken, providerCallbackUrl } from './provider-callbacks.js';
 import type { TaskLog } from './log.js';
 
 export interface TaskServiceDeps {
@@ -120,6 +121,8 @@ export class TaskService {
       // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
       durable: true,
     };
+    // With a public URL, providers that call back are told where: a hint to poll the task now.
+    const callbackToken = this.d.config.server.public_url ? newCallbackToken() : null;
     return meteredCall(
       this.d,
       metered,
@@ -127,11 +130,13 @@ export class TaskService {
         const bound = bindChannel(target.channel, model.id);
         // A misconfigured channel (a chat wire format serving a video model): try the next one.
         if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
-        const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request);
-        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request) };
+        const token = callbackToken !== null && bound.adapter.acceptsCallback ? callbackToken : null;
+        const opts = token ? { callbackUrl: providerCallbackUrl(this.d.config, token) } : undefined;
+        const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request, opts);
+        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token };
       },
-      async ({ created, target, expiresS }, { hold }) => {
-        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, meta);
+      async ({ created, target, expiresS, token }, { hold }) => {
+        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, meta, token);
         try {
           // The provider already runs the task: a dropped database connection must not lose it.
           await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
@@ -147,7 +152,7 @@ export class TaskService {
   }
 
   /** The stored form of a task the provider just created: SUBMITTED, its hold, its first poll and its deadline. */
-  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, meta: VideoMeta): TaskRow {
+  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, meta: VideoMeta, callbackToken: string | null): TaskRow {
     const now = Date.now();
     return {
       task_id: publicTaskId(created.upstreamId),
@@ -168,12 +173,14 @@ export class TaskService {
       reservation_id: reservationId,
       estimated_units: estimate.units,
       billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
-      next_poll_at: now + this.d.config.tasks.poll_interval_ms,
+      // A provider that calls back is polled less often: the callback is what makes it poll at once.
+      next_poll_at: now + (callbackToken ? this.d.config.tasks.callback_poll_interval_ms : this.d.config.tasks.poll_interval_ms),
       lease_owner: null,
       lease_until: 0,
       poll_failures: 0,
       deadline_at: now + (expiresS + this.d.config.tasks.grace_s) * 1000,
       url_expires_at: 0,
+      callback_token: callbackToken,
       updated_at: now,
       deleted_at: 0,
       video_meta: JSON.stringify(meta),

@@ -57,7 +57,8 @@ export async function startGateway(overrides: Record<string, unknown> = {}, opts
     database: { url: db.url },
     log: { level: 'info' },
     simulator: { embedded: true, video_seconds: 0.3 },
-    tasks: { poll_interval_ms: 50, tick_ms: 20 },
+    // Every task polled fast, also one whose provider calls back (a public_url no provider reaches).
+    tasks: { poll_interval_ms: 50, tick_ms: 20, callback_poll_interval_ms: 50 },
     channels: [{ name: 'simulator', type: 'simulator', models: [...Object.keys(SIMULATOR_MODELS), ...Object.keys(SEEDANCE_MODELS)] }],
     models: { ...SIMULATOR_MODELS, ...SEEDANCE_MODELS },
     ...overrides,

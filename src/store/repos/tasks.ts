@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, TaskTable } from '../schema.js';
 import type { Dialect } from '../db.js';
 import { insertArchiveJob, type ArchiveRow } from './archives.js';
@@ -105,8 +105,16 @@ export class TasksRepo {
    * next poll time, in one write. A task is claimable when it is due and its lease ran out or
    * already belongs to `owner` (so a poller keeps its tasks without a write after each poll).
    */
-  async claimDue(owner: string, now: number, leaseUntil: number, nextPollAt: number, limit: number): Promise<TaskRow[]> {
-    const set = { lease_owner: owner, lease_until: leaseUntil, next_poll_at: nextPollAt };
+  async claimDue(owner: string, now: number, leaseUntil: number, nextPollAt: number, limit: number, nextPollWithCallback = nextPollAt): Promise<TaskRow[]> {
+    // Tasks whose provider calls back (a callback_token) are next polled at their own, later time.
+    const set = (eb: ExpressionBuilder<Database, 'tasks'>) => ({
+      lease_owner: owner,
+      lease_until: leaseUntil,
+      next_poll_at:
+        nextPollWithCallback === nextPollAt
+          ? eb.val(nextPollAt)
+          : eb.case().when('callback_token', 'is', null).then(eb.cast<number>(eb.val(nextPollAt), 'bigint')).else(eb.cast<number>(eb.val(nextPollWithCallback), 'bigint')).end(),
+    });
     if (this.dialect === 'postgres') {
       return this.db.transaction().execute(async (trx) => {
         const due = await trx
@@ -156,6 +164,18 @@ export class TasksRepo {
       .returningAll()
       .execute();
     return rows.map(normalizeTask);
+  }
+
+  /**
+   * A provider called back about the task with `token`: an open task becomes due now. Returns
+   * 'open', 'closed' (the task already finished) or null (no such token).
+   */
+  async pollNow(token: string, now: number): Promise<'open' | 'closed' | null> {
+    const row = await this.db.selectFrom('tasks').select(['task_id', 'status']).where('callback_token', '=', token).executeTakeFirst();
+    if (!row) return null;
+    if (!(OPEN_STATUSES as readonly string[]).includes(row.status)) return 'closed';
+    await this.db.updateTable('tasks').set({ next_poll_at: now }).where('task_id', '=', row.task_id).where('status', 'in', [...OPEN_STATUSES]).where('next_poll_at', '>', now).execute();
+    return 'open';
   }
 
   /** Gives up a lease early (on shutdown), so another instance can poll the task at once. */
