@@ -2,7 +2,7 @@
 // mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
 // one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
 // proves the harness end to end with small counts). See docs/benchmarks.md.
-//   --only=chat,streams,models,tasks,list,poller   run some phases (development)
+//   --only=chat,streams,models,scale,tasks,list,poller   run some phases (development)
 //   --profile                                  run mediagate under --cpu-prof and print its top entries
 //   --targets=raw,mediagate,unlimited          only these chat targets (development)
 import { fetch } from 'undici';
@@ -17,6 +17,7 @@ import { chatPhase } from './phases/chat.mjs';
 import { streamsPhase } from './phases/streams.mjs';
 import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
 import { pollerPhase } from './phases/poller.mjs';
+import { scalePhase } from './phases/scale.mjs';
 import { listPhase } from './phases/list.mjs';
 import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './lib/report.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
@@ -181,6 +182,10 @@ async function main() {
       log('models: GET /v1/models beside raw node:http');
       results.models = await modelsPhase(ctx);
     }
+    if (runs('scale')) {
+      log('scale: one and two instances on PostgreSQL + Redis behind a loopback balancer');
+      results.scale = await scalePhase(ctx);
+    }
     if (runs('tasks') || runs('list') || runs('poller')) {
       log('tasks: waiting for the template task to finish');
       await waitForTask(mg, auth, templateId, 'SUCCESS', 60_000);
@@ -265,7 +270,7 @@ function harnessProblems(r) {
   const finite = (x, what) => {
     if (!Number.isFinite(x)) out.push(`${what} is not a number`);
   };
-  for (const [phase, load] of [['chat', r.chat?.load], ['models', r.models?.load], ['tasks', r.tasks?.load]]) {
+  for (const [phase, load] of [['chat', r.chat?.load], ['models', r.models?.load], ['tasks', r.tasks?.load], ['scale', r.scale?.load]]) {
     for (const [name, x] of Object.entries(load ?? {})) {
       if (x.failures && name !== 'portkey') out.push(`${phase}/${name}: ${x.failures} failed requests`);
       finite(x.rps, `${phase}/${name} req/s`);

@@ -157,4 +157,23 @@ describe('usage ledger', () => {
     const since = await usage.totals({ sinceMs: Date.parse('2026-01-15T00:00:00Z') });
     expect(since.map((t) => [t.key_id, t.cost_micros]).sort()).toEqual([[a.keyId, 2], [b.keyId, 4]].sort());
   });
+
+  // A batch is written as a few statements compiled once (100, 10 and 1 rows): every row lands
+  // with its own values, and a batch with one bad row writes none of it (so the ledger's retry
+  // row by row does not write any row twice).
+  it('writes a batch of any size with each row intact, all or nothing', async () => {
+    const k = await keyWith(null);
+    const rows = Array.from({ length: 237 }, (_, i) => ({
+      key_id: k.keyId, model: `m${i % 7}`, channel: `c${i}`, endpoint: 'chat', status: 200 + (i % 3),
+      input_units: i, output_units: 2 * i, cost_micros: 3 * i, overage_micros: i % 2 ? i : undefined, latency_ms: i % 50, created_at: 1_700_000_000_000 + i,
+    }));
+    await usage.insertMany(rows);
+    const stored = await store.db.selectFrom('usage').selectAll().where('key_id', '=', k.keyId).orderBy('created_at').execute();
+    expect(stored.map((r) => [r.channel, Number(r.status), Number(r.input_units), Number(r.output_units), Number(r.cost_micros), Number(r.overage_micros), Number(r.latency_ms)])).toEqual(
+      rows.map((r, i) => [`c${i}`, 200 + (i % 3), i, 2 * i, 3 * i, i % 2 ? i : 0, i % 50]),
+    );
+    const bad = rows.slice(0, 120).map((r, i) => ({ ...r, channel: 'batch-2', key_id: i === 115 ? (null as unknown as string) : r.key_id }));
+    await expect(usage.insertMany(bad)).rejects.toThrow();
+    expect(await store.db.selectFrom('usage').select('id').where('channel', '=', 'batch-2').execute()).toEqual([]);
+  });
 });

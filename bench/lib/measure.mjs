@@ -10,8 +10,9 @@ const LATENCY = fileURLToPath(new URL('./latency-child.mjs', import.meta.url));
  * Max req/s of each target, targets taking turns over `rounds` rounds (so a burst of outside load
  * hits them alike); each target's best round counts. Every target is warmed up first (JIT,
  * connection pools) and a round with a non-2xx answer or an error is reported, not hidden.
- * targets: { name: { url, path, method, headers, body, paths?, pid? } } (pid: the server process,
- * for its CPU time per request)
+ * targets: { name: { url, path, method, headers, body, paths?, pid?, pids?, before?, after? } } (pid or
+ * pids: the server processes, for their CPU time per request; before/after: called around each
+ * measured round, after's result is merged into the round's)
  */
 export async function throughput(targets, { rounds, warmS, measureS, connections }) {
   const job = (t, durationS) => ({
@@ -27,11 +28,16 @@ export async function throughput(targets, { rounds, warmS, measureS, connections
   const all = {};
   for (let r = 0; r < rounds; r++) {
     for (const [name, t] of Object.entries(targets)) {
-      const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+      // pids: every process serving the target (instances behind a balancer), summed.
+      if (t.before) await t.before();
+      const pids = t.pids ?? (t.pid ? [t.pid] : []);
+      const cpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+      const cpu0 = cpu();
       const res = await runJob(AUTOCANNON, job(t, measureS));
       // CPU time of the server process per answered request: unlike req/s it barely moves when
       // other programs compete for the cores, so it shows what a path costs on a loaded machine.
-      if (t.pid) res.cpuMsPerReq = ((cpuSeconds(t.pid) - cpu0) * 1000) / Math.max(1, res.ok + res.non2xx);
+      if (pids.length) res.cpuMsPerReq = ((cpu() - cpu0) * 1000) / Math.max(1, res.ok + res.non2xx);
+      if (t.after) Object.assign(res, await t.after());
       (all[name] ??= []).push(res);
     }
   }

@@ -96,7 +96,10 @@ export function checkTargets(r) {
     add('Poller CPU < 25% of one core meanwhile', `${f1(p.busy.cpuPercent)}%`, p.busy.cpuPercent < 25);
   }
   add('List of tasks flat from 1,000 to 1,000,000 tasks', 'not measured by this harness yet', null);
-  add('Scale-out: 2 instances ≥ 1.6× one instance', 'see docs/scaling.md', null);
+  if (r.scale?.load) {
+    const perCore = 2 * ratio(r.scale.load.one.cpuMsPerReq, r.scale.load.two.cpuMsPerReq);
+    add('Scale-out: 2 instances on PostgreSQL + Redis ≥ 1.6× one instance (from CPU ms per request: the cores are shared)', `${f2(perCore)}× (measured req/s ${f2(ratio(r.scale.load.two.rps, r.scale.load.one.rps))}× on shared cores)`, perCore >= 1.6);
+  } else add('Scale-out: 2 instances ≥ 1.6× one instance', r.scale?.skipped ?? 'not measured in this run', null);
   return out;
 }
 
@@ -174,6 +177,27 @@ export function renderMarkdown(r) {
       );
       L.push('');
     }
+  }
+
+  if (r.scale) {
+    const sc = r.scale;
+    L.push('### Scale-out: instances on one PostgreSQL and one Redis (non-streamed chat, credit-limited key)');
+    L.push('');
+    if (sc.skipped) L.push(`Not measured: ${sc.skipped}.`);
+    else {
+      const { one, two } = sc.load;
+      L.push('| instances | req/s | p50 ms | p99 ms | CPU ms/req (all instances) | PostgreSQL transactions / req | rows written / req | Redis commands / req |');
+      L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+      L.push(`| 1 (direct) | ${int(one.rps)} | ${one.p50Ms} | ${one.p99Ms} | ${f3(one.cpuMsPerReq)} | ${f3(sc.perRequest.one.pgXactsPerReq)} | ${f3(sc.perRequest.one.pgRowsPerReq)} | ${f2(sc.perRequest.one.redisCommandsPerReq)} |`);
+      L.push(`| 2 (loopback TCP balancer) | ${int(two.rps)} | ${two.p50Ms} | ${two.p99Ms} | ${f3(two.cpuMsPerReq)} | ${f3(sc.perRequest.two.pgXactsPerReq)} | ${f3(sc.perRequest.two.pgRowsPerReq)} | ${f2(sc.perRequest.two.redisCommandsPerReq)} |`);
+      L.push('');
+      const measured = ratio(two.rps, one.rps);
+      const perCore = 2 * ratio(one.cpuMsPerReq, two.cpuMsPerReq);
+      L.push(
+        `Two instances / one: **${f2(measured)}×** req/s measured on this ${r.meta.machine.nproc}-core machine (the load generator, the upstream, the balancer, PostgreSQL and Redis share the same cores). From CPU time per request, two instances each on a core of its own would serve **${f2(perCore)}×** one instance's req/s (2 × one's CPU ms/req ÷ two's). Balancer CPU over the phase: ${f1(sc.balancerCpuS)} s. Rounds (req/s): one ${one.rounds.join(', ')}; two ${two.rounds.join(', ')}. Failed requests: one ${one.failures}, two ${two.failures}.`,
+      );
+    }
+    L.push('');
   }
 
   if (r.poller) {

@@ -16,11 +16,22 @@ declare module 'fastify' {
 /** Rejects a request to an `auth: true` route unless it carries a valid, live key. */
 export function registerAuth(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!request.routeOptions.config?.auth) return;
-    const principal = await authenticator.authenticate(presentedKey(request.headers) ?? queryKey(request));
-    if (!principal) throw errors.invalidApiKey();
-    request.principal = principal;
+  // A callback hook: a cached key (nearly every request) is answered without a promise.
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+    if (!request.routeOptions.config?.auth) return done();
+    const admit = (principal: Principal | null) => {
+      if (!principal) return done(errors.invalidApiKey());
+      request.principal = principal;
+      done();
+    };
+    let found;
+    try {
+      found = authenticator.resolve(presentedKey(request.headers) ?? queryKey(request));
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (found instanceof Promise) found.then(admit, (err: Error) => done(err));
+    else admit(found);
   });
 }
 

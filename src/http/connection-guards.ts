@@ -28,9 +28,9 @@ export function serverTimeoutOptions(s: ConnectionLimits): { requestTimeout: num
 export function registerConnectionGuards(app: FastifyInstance, s: ConnectionLimits): void {
   // An answer sent before the request's body was read (401, 403, 413, 404 …): reading the rest
   // would let a client keep the socket by trickling bytes, so the connection ends with the answer.
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
 
   if (s.max_connections_per_client > 0) {

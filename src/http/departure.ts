@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 declare module 'fastify' {
   interface FastifyRequest {
     /**
-     * Aborted when the client goes away before its answer was complete. Set from the request's
+     * Aborted when the client goes away before its answer was complete. Watched from the request's
      * first moment, so a client that leaves while the gateway reads its body, checks its key or
      * holds its credit is noticed before any upstream call is made for nobody.
      */
@@ -11,14 +11,40 @@ declare module 'fastify' {
   }
 }
 
+/** Whether the client left, and the signal of it once a route asked for one. */
+interface Departure {
+  gone: boolean;
+  controller: AbortController | null;
+}
+
+const DEPARTURE = Symbol('departure');
+type Watched = FastifyRequest & { [DEPARTURE]?: Departure };
+
+function departureOf(request: FastifyRequest): Departure {
+  return ((request as Watched)[DEPARTURE] ??= { gone: false, controller: null });
+}
+
 export function registerDepartureSignal(app: FastifyInstance): void {
-  app.decorateRequest('departed', null as unknown as AbortSignal);
-  app.addHook('onRequest', async (request, reply) => {
-    const ac = new AbortController();
+  // The AbortController is made only for a route that reads `departed` (chat, images, video
+  // create): a read endpoint never pays for one. One made after the client left starts aborted.
+  app.decorateRequest('departed', {
+    getter(this: FastifyRequest): AbortSignal {
+      const d = departureOf(this);
+      if (!d.controller) {
+        d.controller = new AbortController();
+        if (d.gone) d.controller.abort();
+      }
+      return d.controller.signal;
+    },
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    const d = departureOf(request);
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) ac.abort();
+      if (reply.raw.writableFinished) return;
+      d.gone = true;
+      d.controller?.abort();
     });
-    request.departed = ac.signal;
+    done();
   });
 }
 
@@ -26,7 +52,7 @@ export function registerDepartureSignal(app: FastifyInstance): void {
 export function clientGone(request: FastifyRequest): boolean {
   // The socket's own state too: its 'close' may not have reached the response's listener yet.
   const socket = request.raw.socket as { destroyed?: boolean; readableEnded?: boolean } | null;
-  return request.departed?.aborted === true || socket?.destroyed === true || socket?.readableEnded === true;
+  return (request as Watched)[DEPARTURE]?.gone === true || socket?.destroyed === true || socket?.readableEnded === true;
 }
 
 /**

@@ -12,16 +12,18 @@ export const tooLarge = () => new GatewayError(413, 'request_too_large', 'The re
  * deeper than MAX_JSON_DEPTH is refused before any handler serializes it again.
  */
 export function registerRequestGuards(app: FastifyInstance, bodyLimitBytes: number): void {
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks, not async ones: they run on every request and never wait for anything.
+  app.addHook('onRequest', (request, _reply, done) => {
     const declared = request.headers['content-length'];
-    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > bodyLimitBytes) throw tooLarge();
+    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > bodyLimitBytes) return done(tooLarge());
+    done();
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     // Only JSON: other parsers (multipart) may build objects with cycles.
-    if (!/json/i.test(request.headers['content-type'] ?? '')) return;
-    if (request.body !== null && typeof request.body === 'object' && depthExceeds(request.body, MAX_JSON_DEPTH)) {
-      throw new GatewayError(400, 'invalid_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+    if (/json/i.test(request.headers['content-type'] ?? '') && request.body !== null && typeof request.body === 'object' && depthExceeds(request.body, MAX_JSON_DEPTH)) {
+      return done(new GatewayError(400, 'invalid_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
     }
+    done();
   });
 }
 

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayUseModel } from '../auth/principal.js';
-import { principalOf } from '../auth/hook.js';
 import { GatewayError } from '../http/errors.js';
 import type { Slot } from './limit-store.js';
 import type { RateLimits } from './rate-limits.js';
@@ -33,23 +32,30 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
   app.decorate('rateLimits', { limits, ledger });
   app.decorateRequest('rateLimitedModel', null);
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.routeOptions.config?.auth) return;
-    let admission;
-    try {
-      admission = await limits.admitKey(principalOf(request));
-    } catch (err) {
-      recordRefusal(request, '', err);
-      throw err;
-    }
-    if (admission.slot) releaseWhenDone(reply, admission.slot);
-    for (const [k, v] of Object.entries(admission.headers)) reply.header(k, v);
+  // Callback hooks: a key or model without a limit (nothing to count) passes without a promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.routeOptions.config?.auth || !request.principal) return done();
+    const p = request.principal;
+    if (p.concurrency <= 0 && p.rpm <= 0) return done();
+    limits.admitKey(p).then(
+      (admission) => {
+        if (admission.slot) releaseWhenDone(reply, admission.slot);
+        for (const [k, v] of Object.entries(admission.headers)) reply.header(k, v);
+        done();
+      },
+      (err: Error) => {
+        recordRefusal(request, '', err);
+        done(err);
+      },
+    );
   });
 
-  app.addHook('preHandler', async (request) => {
-    if (!request.routeOptions.config?.auth) return;
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (!request.routeOptions.config?.auth) return done();
     const body = request.body as { model?: unknown } | null | undefined;
-    if (body && typeof body === 'object' && !Array.isArray(body) && typeof body.model === 'string') await limitModel(request, body.model);
+    if (body && typeof body === 'object' && !Array.isArray(body) && typeof body.model === 'string' && limits.modelRpm(body.model) > 0) {
+      limitModel(request, body.model).then(() => done(), done);
+    } else done();
   });
 }
 

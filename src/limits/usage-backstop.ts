@@ -88,17 +88,20 @@ export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLe
   // short of any route (its body stream closed without an error): if no route took it up shortly
   // after the client left, this writes its 499 row. A route that started records its own.
   app.decorateRequest('reachedRoute', false);
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     request.reachedRoute = true;
+    done();
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'POST') return;
-    reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return;
-      setTimeout(() => {
-        if (!request.reachedRoute) departed(request);
-      }, 500).unref();
-    });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'POST') {
+      reply.raw.once('close', () => {
+        if (reply.raw.writableFinished) return;
+        setTimeout(() => {
+          if (!request.reachedRoute) departed(request);
+        }, 500).unref();
+      });
+    }
+    done();
   });
   // For the app's error handler: a request that failed because its client left (its body could
   // not be read to the end) is a 499 too, and no response will tell onResponse.

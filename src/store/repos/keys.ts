@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeyTable, Database } from '../schema.js';
 import { randomBase62 } from '../../auth/keys.js';
+import { prepared } from '../prepared.js';
 
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 
@@ -16,7 +17,12 @@ export interface NewKey {
 }
 
 export class KeysRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  // The authenticator's lookup (once per key per cache period on every instance): compiled once.
+  private readonly byHash;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.byHash = prepared(db, (hash: string) => db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash), ['']);
+  }
 
   async create(k: NewKey, now = Date.now()): Promise<ApiKeyRow> {
     const row: ApiKeyRow = {
@@ -37,8 +43,8 @@ export class KeysRepo {
     return row;
   }
 
-  findByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    return this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
+  async findByHash(hash: string): Promise<ApiKeyRow | undefined> {
+    return (await this.byHash(hash))[0];
   }
 
   findById(id: string): Promise<ApiKeyRow | undefined> {

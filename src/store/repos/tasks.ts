@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, TaskTable } from '../schema.js';
 import type { Dialect } from '../db.js';
+import { prepared } from '../prepared.js';
 import { insertArchiveJob, type ArchiveRow } from './archives.js';
 import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
 import { insertTaskCallback, type TaskCallbackRow } from './task-callbacks.js';
@@ -35,10 +36,15 @@ export function normalizeTask(row: TaskRow): TaskRow {
  * with a lease: another poller cannot take a leased task until the lease runs out.
  */
 export class TasksRepo {
+  // A task read (GET /v1/video/generations/{id}, every client's polling): compiled once.
+  private readonly byId;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    this.byId = prepared(db, (taskId: string) => db.selectFrom('tasks').selectAll().where('task_id', '=', taskId), ['']);
+  }
 
   /** Stores a new task, with where its webhooks go (in one transaction) when it has a callback, and the first row of its timeline. */
   async insert(row: NewTaskRow, callback?: TaskCallbackRow): Promise<void> {
@@ -50,7 +56,7 @@ export class TasksRepo {
   }
 
   async get(taskId: string): Promise<TaskRow | undefined> {
-    const row = await this.db.selectFrom('tasks').selectAll().where('task_id', '=', taskId).executeTakeFirst();
+    const row = (await this.byId(taskId))[0];
     return row ? normalizeTask(row) : undefined;
   }
 

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
 import type { Database, UsageTable } from '../schema.js';
 
 export type UsageEntry = Omit<Insertable<UsageTable>, 'id'>;
@@ -14,12 +14,45 @@ export interface UsageTotal {
   overage_micros: number;
 }
 
+// Every column a ledger row writes, in the order of the compiled statements' parameters.
+const COLUMNS = ['key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_micros', 'overage_micros', 'latency_ms', 'created_at'] as const;
+type Row = { [C in (typeof COLUMNS)[number]]: string | number };
+
+/** Rows per statement: a batch is written as a few fixed statements, never SQL built for its size. */
+const CHUNKS = [100, 10, 1];
+
 export class UsageRepo {
+  /** The compiled INSERT of n rows, per chunk size (built on first need, then reused). */
+  private readonly inserts = new Map<number, CompiledQuery>();
+
   constructor(private readonly db: Kysely<Database>) {}
 
   async insertMany(rows: UsageEntry[]): Promise<void> {
-    // Rows of one batch must name the same columns (SQLite has no DEFAULT in a multi-row VALUES).
-    if (rows.length) await this.db.insertInto('usage').values(rows.map((r) => (r.overage_micros === undefined ? { ...r, overage_micros: 0 } : r))).execute();
+    if (!rows.length) return;
+    const full = rows.map((r): Row => ({ ...r, overage_micros: r.overage_micros ?? 0 }) as Row);
+    const plan: [CompiledQuery, Row[]][] = [];
+    for (let at = 0; at < full.length; ) {
+      const n = CHUNKS.find((c) => c <= full.length - at)!;
+      plan.push([this.insertOf(n), full.slice(at, at + n)]);
+      at += n;
+    }
+    const run = (db: Kysely<Database>) => Promise.all(plan.map(([q, chunk]) => db.executeQuery({ ...q, parameters: chunk.flatMap((r) => COLUMNS.map((c) => r[c])) })));
+    // A batch is one statement or one transaction: a failed batch leaves no row behind (the ledger retries it).
+    if (plan.length === 1) await run(this.db);
+    else await this.db.transaction().execute(run);
+  }
+
+  private insertOf(n: number): CompiledQuery {
+    let q = this.inserts.get(n);
+    if (!q) {
+      // Distinct sample values, so the parameter order can be checked against COLUMNS.
+      const sample = Array.from({ length: n }, (_, i) => Object.fromEntries(COLUMNS.map((c, j) => [c, `${i}:${j}`])) as unknown as Insertable<UsageTable>);
+      q = this.db.insertInto('usage').values(sample).compile();
+      const expected = sample.flatMap((r) => COLUMNS.map((c) => (r as Record<string, unknown>)[c]));
+      if (q.parameters.length !== expected.length || q.parameters.some((v, i) => v !== expected[i])) throw new Error('usage insert: unexpected parameter order');
+      this.inserts.set(n, q);
+    }
+    return q;
   }
 
   async totals(filter: { keyId?: string; sinceMs?: number } = {}): Promise<UsageTotal[]> {
