@@ -48,6 +48,10 @@ describe('provider callbacks (Ark, through the embedded simulator)', () => {
     expect(stats.tasks[row!.upstream_id].polls).toBeLessThanOrEqual(3);
     const counts = (await (await fetch(`${gw.services.simulator!.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
     expect(counts.counts['ark.video.callback']).toBeGreaterThanOrEqual(1);
+    // Each provider read is timed in the poll latency histogram.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const reads = /mediagate_video_poll_duration_seconds_count\{provider="simulator",outcome="ok"\} (\d+)/.exec(metrics);
+    expect(Number(reads?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('answers 404 with nothing more for an unknown or malformed token, 400 for a bad body, 200 for a finished task', async () => {
