@@ -95,5 +95,5 @@ describe('a gateway killed mid-task', () => {
 
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+  }, 120_000);
 });

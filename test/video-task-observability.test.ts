@@ -38,7 +38,11 @@ describe('task logs and metrics', () => {
       await eventually(async () => (await gw.services.lifecycle.archives.get(id))?.state === 'stored' && rx.received.length === 1, 10_000, 'archive and webhook');
 
       const moves = lines.filter((l) => l.includes('"video task status"') && l.includes(id)).map((l) => JSON.parse(l));
-      expect(moves.length).toBeGreaterThanOrEqual(2);
+      // One line per move: a slow poll may see SUBMITTED → SUCCESS in one step, so the chain, not
+      // its length, is what holds — it starts at SUBMITTED, each move starts where the last ended.
+      expect(moves.length).toBeGreaterThanOrEqual(1);
+      expect(moves[0].from).toBe('SUBMITTED');
+      for (let i = 1; i < moves.length; i++) expect(moves[i].from).toBe(moves[i - 1].status);
       expect(moves[moves.length - 1]).toMatchObject({ task_id: id, model: 'sim-video', channel: 'simulator', provider: 'simulator', status: 'SUCCESS' });
       expect(typeof moves[0].elapsed_s).toBe('number');
       for (const l of lines.filter((x) => x.includes(id))) {

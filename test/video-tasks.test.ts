@@ -144,9 +144,11 @@ describe('video tasks over the Ark wire format', () => {
     const done = await waitForTask(gw.url, key, created.body.data.task_id, isFinished);
     expect(done.status).toBe('SUCCESS');
     const cost = Math.ceil(done.data.usage.total_tokens * 2.5);
+    // The simulator may report exactly the estimate: the balance alone cannot tell held from
+    // settled, so the settle is awaited by the hold being gone too.
     const balance = await eventually(async () => {
       const b = await gw.services.credit.spendable(id);
-      return b === start - cost ? b : undefined;
+      return b === start - cost && (await gw.services.credit.heldCount(id)) === 0 ? b : undefined;
     }, 5000, 'the settled balance');
     expect(balance).toBe(start - cost);
     expect(await gw.services.credit.heldCount(id)).toBe(0);

@@ -81,5 +81,5 @@ describe('a webhook delivery across a gateway SIGKILL', () => {
     } finally {
       await rx.close();
     }
-  });
+  }, 120_000);
 });

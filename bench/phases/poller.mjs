@@ -4,12 +4,16 @@
 // created on the simulator directly and stored as clones of one task created through the API:
 // the figure is the poller's, not task creation's. It is measured once every task was polled once
 // (the steady state), and `notPolledIn2x` counts the open tasks not polled at all during a window of
-// 2 × poll_interval_ms (the target: none).
+// 2 × poll_interval_ms (the target: none). Then `callbacks`: provider reads per finished task with
+// plain polling and with provider callbacks (two more gateways; tasks of six poll intervals).
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
 import { cpuSeconds } from '../lib/children.mjs';
 import { seedOpenTasks } from '../lib/seed-tasks.mjs';
-import { VIDEO_MODEL } from '../lib/mediagate.mjs';
+import { createServer } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { VIDEO_MODEL, createKey, startMediagate } from '../lib/mediagate.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -78,6 +82,76 @@ async function simulatorTasks(up, n) {
   return ids;
 }
 
+/** A free loopback port (for a gateway whose public_url must be known before it starts). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Provider reads per finished task, without and with provider callbacks: two gateways (default
+ * task settings, one with server.public_url so the simulator's Ark part calls it back) each run
+ * `tasks` tasks of `videoS` seconds to the end at once; reads are the simulator's count of GETs of
+ * each task.
+ */
+async function callbackReads(ctx, tasks, videoS) {
+  const { up, root, tmp, configPath } = ctx;
+  const base = JSON.parse(readFileSync(configPath, 'utf8'));
+  const gateways = [];
+  for (const mode of ['polling', 'callbacks']) {
+    const port = await freePort();
+    const cfg = JSON.parse(JSON.stringify(base));
+    cfg.database.url = `sqlite:${join(tmp, `mediagate-${mode}.db`)}`;
+    cfg.server = { ...cfg.server, port, ...(mode === 'callbacks' ? { public_url: `http://127.0.0.1:${port}` } : {}) };
+    const path = join(tmp, `mediagate-${mode}.json`);
+    writeFileSync(path, JSON.stringify(cfg, null, 2));
+    const key = createKey(root, path).key;
+    gateways.push({ mode, key, gw: await startMediagate(root, path) });
+  }
+  const setSeconds = (s) => fetch(`${up.url}/__sim/video/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ video_seconds: s }) }).then((r) => r.json());
+  const before = (await setSeconds(videoS)).video_seconds;
+  const out = {};
+  try {
+    const runs = gateways.map(async ({ mode, key, gw }) => {
+      const auth = { authorization: `Bearer ${key}` };
+      const ids = [];
+      for (let i = 0; i < tasks; i++) {
+        const res = await fetch(`${gw.url}/v1/video/generations`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: VIDEO_MODEL, prompt: `a corgi ${mode} ${i}`, duration: 5, resolution: '720p', ratio: '16:9' }),
+        });
+        const j = await res.json();
+        if (res.status !== 200) throw new Error(`creating a task answered ${res.status}: ${JSON.stringify(j).slice(0, 300)}`);
+        ids.push(j.data.task_id);
+      }
+      const t0 = performance.now();
+      const until = Date.now() + videoS * 1000 * 4 + 120_000;
+      for (;;) {
+        const states = await Promise.all(ids.map((id) => fetch(`${gw.url}/v1/video/generations/${id}`, { headers: auth }).then((r) => r.json())));
+        if (states.every((s) => s.data?.status === 'SUCCESS' || s.data?.status === 'FAILURE')) break;
+        if (Date.now() > until) throw new Error(`${mode}: tasks did not finish`);
+        await sleep(250);
+      }
+      const seconds = (performance.now() - t0) / 1000;
+      const reads = await pollsOf(up, ids);
+      const total = reads.reduce((a, b) => a + b, 0);
+      out[mode] = { tasks, readsPerTask: Math.round((total / tasks) * 100) / 100, maxReads: Math.max(...reads), secondsToFinishAll: Math.round(seconds * 10) / 10 };
+    });
+    await Promise.all(runs);
+  } finally {
+    await setSeconds(before);
+    for (const g of gateways) await g.gw.stop();
+  }
+  return { videoSeconds: videoS, ...out };
+}
+
 export async function pollerPhase(ctx) {
   const { mgLarge, up, P } = ctx;
   const idle = await window(mgLarge, up, P.poller.idleS);
@@ -88,5 +162,7 @@ export async function pollerPhase(ctx) {
   const firstRoundDone = await firstRound(up, ids, Math.max(60_000, ctx.pollIntervalMs * 4));
   const busy = await window(mgLarge, up, P.poller.windowS);
   const notPolledIn2x = await missed(up, ids, 2 * ctx.pollIntervalMs);
-  return { open: P.poller.open, pollIntervalMs: ctx.pollIntervalMs, tickMs: ctx.tickMs, batch: ctx.batch, idle, firstRoundDone, busy, notPolledIn2x };
+  // Videos of six poll intervals (30 s with the default 5 s): several polls each without callbacks.
+  const callbacks = await callbackReads(ctx, P.poller.callbackTasks ?? 20, P.poller.callbackVideoS ?? (6 * ctx.pollIntervalMs) / 1000);
+  return { open: P.poller.open, pollIntervalMs: ctx.pollIntervalMs, tickMs: ctx.tickMs, batch: ctx.batch, idle, firstRoundDone, busy, notPolledIn2x, callbacks };
 }

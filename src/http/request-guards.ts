@@ -16,6 +16,12 @@ export function registerRequestGuards(app: FastifyInstance, bodyLimitBytes: numb
   app.addHook('onRequest', (request, _reply, done) => {
     const declared = request.headers['content-length'];
     if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > bodyLimitBytes) return done(tooLarge());
+    // A body framed by a transfer coding other than chunked (RFC 9112 6.1) has no length the server
+    // can read: refused here, before a fast handler could answer it ahead of the parser's own error.
+    const coding = request.headers['transfer-encoding'];
+    if (coding !== undefined && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(coding)) {
+      return done(new GatewayError(400, 'invalid_request', 'The request\'s Transfer-Encoding must end in chunked; no other transfer coding is accepted.'));
+    }
     done();
   });
   app.addHook('preValidation', (request, _reply, done) => {

@@ -1,4 +1,4 @@
-import { answer, nextId, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { anthropicError } from './shapes.js';
 
@@ -33,12 +33,9 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
   if (!Array.isArray(body.messages) || !body.messages.length) return 'messages: at least one message is required';
   if (body.temperature != null && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
-  const texts: string[] = [];
-  if (typeof body.system === 'string') texts.push(body.system);
-  else if (Array.isArray(body.system)) texts.push(textOf(body.system));
-  let images = 0;
-  let prompt = '';
-  let toolResult: string | null = null;
+  const read = newReading();
+  if (typeof body.system === 'string') read.texts.push(body.system);
+  else if (Array.isArray(body.system)) read.texts.push(textOf(body.system));
   let pendingToolUses: string[] = [];
   for (const [i, m] of (body.messages as Json[]).entries()) {
     if (m?.role !== 'user' && m?.role !== 'assistant') {
@@ -50,8 +47,8 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
     if (m.role === 'assistant') {
       if (pendingToolUses.length) return `messages.${i}: tool_use ids were found without tool_result blocks immediately after: ${pendingToolUses.join(', ')}`;
       pendingToolUses = blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.id));
-      for (const b of blocks) if (b?.type === 'tool_use') texts.push(String(b.name), JSON.stringify(b.input ?? {}));
-      texts.push(textOf(blocks));
+      for (const b of blocks) if (b?.type === 'tool_use') read.texts.push(String(b.name), JSON.stringify(b.input ?? {}));
+      read.texts.push(textOf(blocks));
       continue;
     }
     const results = blocks.filter((b) => b?.type === 'tool_result');
@@ -61,28 +58,18 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
     const missing = pendingToolUses.filter((id) => !results.some((r) => r.tool_use_id === id));
     if (missing.length) return `messages.${i}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}`;
     pendingToolUses = [];
-    images += blocks.filter((b) => b?.type === 'image').length;
+    read.images += blocks.filter((b) => b?.type === 'image').length;
     const said = textOf(blocks);
-    texts.push(said);
-    if (results.length) {
-      toolResult = results.map((r) => textOf(r.content)).join(' ');
-      texts.push(toolResult);
-      if (said) {
-        prompt = said;
-        toolResult = null;
-      }
-    } else {
-      prompt = said;
-      toolResult = null;
-    }
+    const outputs = results.map((r) => textOf(r.content));
+    read.texts.push(said, ...(outputs.length ? [outputs.join(' ')] : []));
+    readUserTurn(read, said, outputs);
   }
   if (body.messages[body.messages.length - 1]?.role !== 'user') return 'the last message must have the user role (prefill is not simulated)';
-  const tools: SimTool[] = [];
   for (const [i, t] of (body.tools ?? []).entries()) {
     if (typeof t?.name !== 'string' || !t.name) return `tools.${i}.name: Field required`;
     if (!t.input_schema || typeof t.input_schema !== 'object') return `tools.${i}.input_schema: Field required`;
-    tools.push({ name: t.name, schema: t.input_schema });
-    texts.push(t.name, String(t.description ?? ''));
+    read.tools.push({ name: t.name, schema: t.input_schema });
+    read.texts.push(t.name, String(t.description ?? ''));
   }
   const choice = body.tool_choice as Json | undefined;
   const thinking = body.thinking as Json | undefined;
@@ -97,11 +84,7 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
   return {
     json: format ? { schema: format.schema } : null,
     reasoning: thinking?.type === 'enabled',
-    texts,
-    images,
-    prompt,
-    toolResult,
-    tools,
+    ...read,
     forcedTool: choice?.type === 'tool' ? String(choice.name) : choice?.type === 'any' ? 'any' : null,
     toolsOff: choice?.type === 'none',
     maxTokens: body.max_tokens,

@@ -31,6 +31,26 @@ export interface SimConversation {
   reasoning?: boolean;
 }
 
+/** What a part reads from a request's turns and tools; spread into its SimConversation. */
+export type SimReading = Pick<SimConversation, 'texts' | 'images' | 'prompt' | 'toolResult' | 'tools'>;
+
+export function newReading(): SimReading {
+  return { texts: [], images: 0, prompt: '', toolResult: null, tools: [] };
+}
+
+/**
+ * A user turn: its text is what the answer is about. A turn that carries only tool results (the
+ * outputs of Anthropic's tool_result blocks, Gemini's functionResponse parts) makes them the subject.
+ */
+export function readUserTurn(read: SimReading, said: string, toolOutputs: string[] = []): void {
+  if (toolOutputs.length && !said) {
+    read.toolResult = toolOutputs.join(' ');
+  } else {
+    read.prompt = said;
+    read.toolResult = null;
+  }
+}
+
 export interface SimAnswer {
   /** Text pieces, one token each (for a tool call: a short preamble). */
   pieces: string[];
@@ -46,7 +66,6 @@ export interface SimAnswer {
 const IMAGE_TOKENS = 85;
 const TOKEN = /\s*(?:[\p{L}\p{N}_']+|[^\s\p{L}\p{N}_'])|\s+$/gu;
 
-/** The text split into tokens: a word or one symbol, with the whitespace before it. */
 /** The text of a message's content in either format: a string, or the `text` parts of a list. */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -57,6 +76,7 @@ export function textOf(content: unknown): string {
     .join(' ');
 }
 
+/** The text split into tokens: a word or one symbol, with the whitespace before it. */
 export function tokenize(text: string): string[] {
   return text.match(TOKEN) ?? [];
 }

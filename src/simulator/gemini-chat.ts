@@ -1,4 +1,4 @@
-import { answer, nextId, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { sendJson, type SimContext, type SimRoute } from './router.js';
 import { functionResponseText } from '../providers/gemini/wire.js';
 
@@ -21,12 +21,9 @@ function bad(ctx: SimContext, message: string): void {
 /** Checks what Gemini checks and reduces the request. */
 function conversation(body: Json): SimConversation | string {
   if (!Array.isArray(body.contents) || !body.contents.length) return '* GenerateContentRequest.contents: contents is not specified';
-  const texts: string[] = [];
+  const read = newReading();
   const si = body.systemInstruction ?? body.system_instruction;
-  if (si?.parts) texts.push(...(si.parts as Json[]).map((p) => String(p?.text ?? '')));
-  let images = 0;
-  let prompt = '';
-  let toolResult: string | null = null;
+  if (si?.parts) read.texts.push(...(si.parts as Json[]).map((p) => String(p?.text ?? '')));
   let calls: string[] = [];
   for (const [i, c] of (body.contents as Json[]).entries()) {
     if (c?.role !== undefined && c.role !== 'user' && c.role !== 'model' && c.role !== 'function') return `* GenerateContentRequest.contents[${i}].role: Please use a valid role: user, model.`;
@@ -37,11 +34,11 @@ function conversation(body: Json): SimConversation | string {
     for (const p of parts) {
       if (typeof p?.text === 'string') {
         if (p.thought !== true) said += (said ? ' ' : '') + p.text;
-      } else if (p?.inlineData || p?.fileData) images++;
+      } else if (p?.inlineData || p?.fileData) read.images++;
       else if (p?.functionCall) {
         if (c.role !== 'model') return `* GenerateContentRequest.contents[${i}]: a functionCall must come from the model.`;
         calls.push(String(p.functionCall.name));
-        texts.push(String(p.functionCall.name), JSON.stringify(p.functionCall.args ?? {}));
+        read.texts.push(String(p.functionCall.name), JSON.stringify(p.functionCall.args ?? {}));
       } else if (p?.functionResponse) {
         const at = calls.indexOf(String(p.functionResponse.name));
         if (at < 0) return `* GenerateContentRequest.contents[${i}]: function response turn comes without a function call turn for "${String(p.functionResponse.name)}".`;
@@ -49,26 +46,16 @@ function conversation(body: Json): SimConversation | string {
         results.push(functionResponseText(p.functionResponse.response, String(p.functionResponse.name)));
       } else return `* GenerateContentRequest.contents[${i}].parts: unknown part.`;
     }
-    texts.push(said, ...results);
+    read.texts.push(said, ...results);
     if (c.role === 'model') continue;
     calls = [];
-    if (results.length) {
-      toolResult = results.join(' ');
-      if (said) {
-        prompt = said;
-        toolResult = null;
-      }
-    } else {
-      prompt = said;
-      toolResult = null;
-    }
+    readUserTurn(read, said, results);
   }
-  const tools: SimTool[] = [];
   for (const t of (body.tools ?? []) as Json[]) {
     for (const d of (t?.functionDeclarations ?? []) as Json[]) {
       if (typeof d?.name !== 'string' || !d.name) return '* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.';
-      tools.push({ name: d.name, schema: lowerTypes(d.parametersJsonSchema ?? d.parameters ?? {}) });
-      texts.push(d.name, String(d.description ?? ''));
+      read.tools.push({ name: d.name, schema: lowerTypes(d.parametersJsonSchema ?? d.parameters ?? {}) });
+      read.texts.push(d.name, String(d.description ?? ''));
     }
   }
   const fc = body.toolConfig?.functionCallingConfig ?? {};
@@ -78,11 +65,7 @@ function conversation(body: Json): SimConversation | string {
   if (schema && g.responseMimeType !== 'application/json') return '* GenerateContentRequest.generation_config.response_mime_type: must be application/json when a response schema is set.';
   const thinking: Json = g.thinkingConfig ?? {};
   return {
-    texts,
-    images,
-    prompt,
-    toolResult,
-    tools,
+    ...read,
     forcedTool: mode === 'ANY' ? (Array.isArray(fc.allowedFunctionNames) && fc.allowedFunctionNames.length === 1 ? String(fc.allowedFunctionNames[0]) : 'any') : null,
     toolsOff: mode === 'NONE',
     maxTokens: typeof g.maxOutputTokens === 'number' ? g.maxOutputTokens : null,

@@ -1,4 +1,4 @@
-import { answer, nextId, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { arkError, openaiError } from './shapes.js';
 
@@ -25,39 +25,32 @@ function conversation(body: Json): SimConversation | string {
   if (!Array.isArray(body.messages) || !body.messages.length) return "[] is too short - 'messages'";
   if (body.stream_options != null && body.stream !== true) return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
   if (body.temperature != null && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 2)) return 'temperature must be between 0 and 2';
-  const texts: string[] = [];
-  let images = 0;
-  let prompt = '';
-  let toolResult: string | null = null;
+  const read = newReading();
   const openCalls = new Set<string>();
   for (const [i, m] of (body.messages as Json[]).entries()) {
     if (!m || !['system', 'developer', 'user', 'assistant', 'tool'].includes(m.role)) return `Invalid value for 'messages[${i}].role'.`;
     if (m.role === 'tool') {
       if (!openCalls.has(m.tool_call_id)) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
-      toolResult = textOf(m.content);
-      texts.push(toolResult);
+      read.toolResult = textOf(m.content);
+      read.texts.push(read.toolResult);
       continue;
     }
     if (m.role === 'assistant') {
       openCalls.clear();
       for (const c of m.tool_calls ?? []) {
         openCalls.add(c?.id);
-        texts.push(String(c?.function?.name ?? ''), String(c?.function?.arguments ?? ''));
+        read.texts.push(String(c?.function?.name ?? ''), String(c?.function?.arguments ?? ''));
       }
     }
-    if (Array.isArray(m.content)) images += m.content.filter((p: Json) => p?.type === 'image_url').length;
+    if (Array.isArray(m.content)) read.images += m.content.filter((p: Json) => p?.type === 'image_url').length;
     const t = textOf(m.content);
-    texts.push(t);
-    if (m.role === 'user') {
-      prompt = t;
-      toolResult = null;
-    }
+    read.texts.push(t);
+    if (m.role === 'user') readUserTurn(read, t);
   }
-  const tools: SimTool[] = [];
   for (const t of body.tools ?? []) {
     if (t?.type !== 'function' || typeof t.function?.name !== 'string') return "Missing required parameter: 'tools[0].function'.";
-    tools.push({ name: t.function.name, schema: t.function.parameters ?? {} });
-    texts.push(t.function.name, String(t.function.description ?? ''));
+    read.tools.push({ name: t.function.name, schema: t.function.parameters ?? {} });
+    read.texts.push(t.function.name, String(t.function.description ?? ''));
   }
   const choice = body.tool_choice;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? null;
@@ -68,11 +61,7 @@ function conversation(body: Json): SimConversation | string {
   return {
     json: rf?.type === 'json_schema' ? { schema: rf.json_schema.schema } : rf?.type === 'json_object' ? { schema: null } : null,
     reasoning: body.reasoning_effort != null && body.reasoning_effort !== 'none',
-    texts,
-    images,
-    prompt,
-    toolResult,
-    tools,
+    ...read,
     forcedTool: typeof choice === 'object' && choice ? (choice.function?.name ?? null) : choice === 'required' ? 'any' : null,
     toolsOff: choice === 'none',
     maxTokens: typeof maxTokens === 'number' ? maxTokens : null,

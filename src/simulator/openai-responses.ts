@@ -1,4 +1,4 @@
-import { answer, nextId, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation, type SimTool } from './chat-engine.js';
+import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { openaiError } from './shapes.js';
 
@@ -26,11 +26,8 @@ function contentText(content: unknown): string {
 function conversation(body: Json): SimConversation | string {
   if (typeof body.model !== 'string' || !body.model) return "Missing required parameter: 'model'.";
   if (body.previous_response_id != null) return 'Previous response with id not found (the simulator keeps no responses).';
-  const texts: string[] = [];
-  if (typeof body.instructions === 'string') texts.push(body.instructions);
-  let images = 0;
-  let prompt = '';
-  let toolResult: string | null = null;
+  const read = newReading();
+  if (typeof body.instructions === 'string') read.texts.push(body.instructions);
   const calls = new Set<string>();
   const items: Json[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
   if (!items.length) return "Missing required parameter: 'input'.";
@@ -38,34 +35,30 @@ function conversation(body: Json): SimConversation | string {
     const type = item?.type ?? (item?.role ? 'message' : undefined);
     if (type === 'message') {
       if (!['user', 'assistant', 'system', 'developer'].includes(item.role)) return `Invalid value for 'input[${i}].role'.`;
-      if (Array.isArray(item.content)) images += item.content.filter((p: Json) => p?.type === 'input_image').length;
+      if (Array.isArray(item.content)) read.images += item.content.filter((p: Json) => p?.type === 'input_image').length;
       const t = contentText(item.content);
-      texts.push(t);
-      if (item.role === 'user') {
-        prompt = t;
-        toolResult = null;
-      }
+      read.texts.push(t);
+      if (item.role === 'user') readUserTurn(read, t);
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') return `Missing required parameter: 'input[${i}].call_id'.`;
       calls.add(item.call_id);
-      texts.push(item.name, String(item.arguments ?? ''));
+      read.texts.push(item.name, String(item.arguments ?? ''));
     } else if (type === 'function_call_output') {
       if (!calls.has(item.call_id)) return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
-      toolResult = typeof item.output === 'string' ? item.output : contentText(item.output);
-      texts.push(toolResult);
+      read.toolResult = typeof item.output === 'string' ? item.output : contentText(item.output);
+      read.texts.push(read.toolResult);
     } else if (type === 'reasoning') {
-      texts.push(textOf((item.summary ?? []).map((s: Json) => ({ type: 'text', text: s?.text }))));
+      read.texts.push(textOf((item.summary ?? []).map((s: Json) => ({ type: 'text', text: s?.text }))));
     } else if (type === 'item_reference') {
       return `Item with id '${String(item.id)}' not found (the simulator keeps no items).`;
     } else {
       return `Invalid value for 'input[${i}].type'.`;
     }
   }
-  const tools: SimTool[] = [];
   for (const [i, t] of ((body.tools ?? []) as Json[]).entries()) {
     if (t?.type !== 'function' || typeof t.name !== 'string' || !t.name) return `Missing required parameter: 'tools[${i}].name'.`;
-    tools.push({ name: t.name, schema: t.parameters ?? {} });
-    texts.push(t.name, String(t.description ?? ''));
+    read.tools.push({ name: t.name, schema: t.parameters ?? {} });
+    read.texts.push(t.name, String(t.description ?? ''));
   }
   const choice = body.tool_choice;
   const format = body.text?.format;
@@ -73,11 +66,7 @@ function conversation(body: Json): SimConversation | string {
   if (format?.type === 'json_schema' && (typeof format.name !== 'string' || typeof format.schema !== 'object')) return "Missing required parameter: 'text.format.name'.";
   const effort = body.reasoning?.effort;
   return {
-    texts,
-    images,
-    prompt,
-    toolResult,
-    tools,
+    ...read,
     forcedTool: choice === 'required' ? 'any' : choice?.type === 'function' ? String(choice.name) : null,
     toolsOff: choice === 'none',
     maxTokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,

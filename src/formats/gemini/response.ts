@@ -2,7 +2,7 @@ import { UpstreamFailure } from '../../upstream/failure.js';
 import { parseUpstreamJson } from '../../upstream/json.js';
 import type { ClientOptions } from '../hub/codec.js';
 import type { HubPart, HubResponse, HubStop, HubUsage } from '../hub/types.js';
-import { argsObject, localId, settleStop } from '../hub/util.js';
+import { argsObject, hubUsageOf, localId, settleStop } from '../hub/util.js';
 
 // Gemini GenerateContentResponse ↔ the hub.
 
@@ -26,10 +26,7 @@ export function finishReasonOf(s: HubStop): string {
 export function hubUsageOfGemini(u: Json | undefined | null): HubUsage | null {
   if (!u || typeof u !== 'object') return null;
   const thoughts = Number(u.thoughtsTokenCount ?? 0);
-  const out: HubUsage = { input: Number(u.promptTokenCount ?? 0), output: Number(u.candidatesTokenCount ?? 0) + thoughts };
-  if (thoughts) out.reasoning = thoughts;
-  if (u.cachedContentTokenCount) out.cachedInput = Number(u.cachedContentTokenCount);
-  return out;
+  return hubUsageOf(Number(u.promptTokenCount ?? 0), Number(u.candidatesTokenCount ?? 0) + thoughts, Number(u.cachedContentTokenCount ?? 0), thoughts);
 }
 
 export function geminiUsageOf(u: HubUsage | null): Json {

@@ -1,5 +1,5 @@
 import { errors } from '../../http/errors.js';
-import type { HubEffort, HubMessage, HubPart, HubReasoning, HubResponse, HubStop } from './types.js';
+import type { HubEffort, HubMessage, HubPart, HubReasoning, HubResponse, HubStop, HubUsage } from './types.js';
 
 // Small pieces every codec needs: data URLs, tool arguments, reasoning effort ↔ budget, and the
 // merging of consecutive turns.
@@ -123,4 +123,12 @@ export function localId(prefix: string): string {
 export function settleStop(r: HubResponse): HubStop {
   if (r.stop === 'end' && r.parts.some((p) => p.type === 'tool_call')) return 'tool';
   return r.stop;
+}
+
+/** The hub's usage from a format's counts: cached input and reasoning are kept only when non-zero. */
+export function hubUsageOf(input: number, output: number, cachedInput?: number, reasoning?: number): HubUsage {
+  const out: HubUsage = { input, output };
+  if (cachedInput) out.cachedInput = cachedInput;
+  if (reasoning) out.reasoning = reasoning;
+  return out;
 }

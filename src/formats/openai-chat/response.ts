@@ -2,7 +2,7 @@ import { UpstreamFailure } from '../../upstream/failure.js';
 import { parseUpstreamJson } from '../../upstream/json.js';
 import type { ClientOptions } from '../hub/codec.js';
 import type { HubPart, HubResponse, HubStop, HubUsage } from '../hub/types.js';
-import { reasoningOfParts, settleStop, textOfParts, toolCallsOf } from '../hub/util.js';
+import { hubUsageOf, reasoningOfParts, settleStop, textOfParts, toolCallsOf } from '../hub/util.js';
 import type { OpenAIChatCompletion, OpenAIFinishReason, OpenAIUsage } from './types.js';
 
 // Chat completions ↔ the hub.
@@ -36,12 +36,8 @@ export function finishReasonOf(s: HubStop): OpenAIFinishReason {
 
 export function hubUsageOfOpenAI(u: OpenAIUsage | null | undefined): HubUsage | null {
   if (!u) return null;
-  const out: HubUsage = { input: u.prompt_tokens ?? 0, output: u.completion_tokens ?? 0 };
-  const cached = u.prompt_tokens_details?.cached_tokens;
-  if (cached) out.cachedInput = cached;
   const reasoning = (u.completion_tokens_details as { reasoning_tokens?: number } | undefined)?.reasoning_tokens;
-  if (reasoning) out.reasoning = reasoning;
-  return out;
+  return hubUsageOf(u.prompt_tokens ?? 0, u.completion_tokens ?? 0, u.prompt_tokens_details?.cached_tokens, reasoning);
 }
 
 export function openaiUsageOf(u: HubUsage | null): OpenAIUsage {

@@ -2,7 +2,7 @@ import { UpstreamFailure } from '../../upstream/failure.js';
 import { parseUpstreamJson } from '../../upstream/json.js';
 import type { ClientOptions } from '../hub/codec.js';
 import type { HubPart, HubResponse, HubStop, HubUsage } from '../hub/types.js';
-import { localId, settleStop } from '../hub/util.js';
+import { hubUsageOf, localId, settleStop } from '../hub/util.js';
 
 // Responses API `response` objects ↔ the hub.
 
@@ -10,12 +10,7 @@ type Json = Record<string, any>;
 
 export function hubUsageOfResponses(u: Json | null | undefined): HubUsage | null {
   if (!u || typeof u !== 'object') return null;
-  const out: HubUsage = { input: Number(u.input_tokens ?? 0), output: Number(u.output_tokens ?? 0) };
-  const cached = u.input_tokens_details?.cached_tokens;
-  if (cached) out.cachedInput = cached;
-  const reasoning = u.output_tokens_details?.reasoning_tokens;
-  if (reasoning) out.reasoning = reasoning;
-  return out;
+  return hubUsageOf(Number(u.input_tokens ?? 0), Number(u.output_tokens ?? 0), u.input_tokens_details?.cached_tokens, u.output_tokens_details?.reasoning_tokens);
 }
 
 export function responsesUsageOf(u: HubUsage | null): Json {
