@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { KLING_DEFAULT_MODELS } from '../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../src/providers/kling/wire.js';
+import { HAILUO_DEFAULT_MODELS } from '../src/providers/minimax/models.js';
 import { providerRig, type ProviderRig } from './helpers/provider-video.js';
 import { createTask, isFinished, simVideoStats, waitForTask } from './helpers/video.js';
 
-// Provider callbacks: with server.public_url set, a provider that calls back (Ark, Kling) is given
+// Provider callbacks: with server.public_url set, a provider that calls back (Ark, Kling, Hailuo) is given
 // the gateway's callback URL; a callback makes the gateway poll the task at once. Every poll
 // interval here is ten minutes, so a task can only finish within the test through its callbacks.
 
@@ -97,5 +98,27 @@ describe('provider callbacks (Kling)', () => {
     const counts = (await (await fetch(`${rig.sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
     expect(counts.counts['kling.video.callback']).toBeGreaterThanOrEqual(1);
     expect(counts.counts['kling.video.get']).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('provider callbacks (MiniMax Hailuo)', () => {
+  let rig: ProviderRig;
+  beforeAll(async () => {
+    rig = await providerRig('minimax', HAILUO_DEFAULT_MODELS, { api_key: 'minimax-secret-key-456' });
+    Object.assign(rig.gw.config.tasks, LONG);
+    usePublicUrl(rig.gw);
+  });
+  afterAll(async () => rig?.close());
+
+  it('answers the URL check and finishes a Hailuo task on its callbacks, without waiting for the poll interval', async () => {
+    const { key } = await rig.gw.createKey();
+    // The simulator, like MiniMax, refuses the task unless the callback URL echoes its challenge.
+    const created = await createTask(rig.gw.url, key, { model: 'MiniMax-Hailuo-02', prompt: 'a corgi', duration: 6, resolution: '768p' });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const done = await waitForTask(rig.gw.url, key, created.body.data.task_id, isFinished, 15_000);
+    expect(done.status).toBe('SUCCESS');
+    const counts = (await (await fetch(`${rig.sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
+    expect(counts.counts['minimax.video.callback']).toBeGreaterThanOrEqual(1);
+    expect(counts.counts['minimax.video.get']).toBeLessThanOrEqual(3);
   });
 });

@@ -239,7 +239,7 @@ export const ConfigSchema = Type.Object(
     tasks: Type.Object(
       {
         poll_interval_ms: Int({ minimum: 10, default: 5000 }),
-        // Poll interval of tasks whose provider calls back (server.public_url set, Ark/Kling/Hailuo):
+        // Poll interval of tasks whose provider calls back (server.public_url set; Ark, Kling, Hailuo):
         // a callback makes the poller read the task at once; this slower poll is the fallback.
         callback_poll_interval_ms: Int({ minimum: 10, default: 60000 }),
         // How often the poller looks for due tasks.

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { HAILUO_1080P_DURATION, HAILUO_FRAME, HAILUO_MODELS } from '../providers/minimax/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { sampleVideo } from './mp4.js';
-import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, scheduleCallbacks, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's MiniMax Hailuo part, in MiniMax's wire format:
 //   POST /v1/video_generation                  → {task_id, base_resp:{status_code:0, status_msg:"success"}}
@@ -25,6 +26,8 @@ interface HailuoTask {
   createdMs: number;
   outcome: SimOutcome;
   fileId: string;
+  /** Where to POST status changes ('' = nowhere). */
+  callbackUrl: string;
 }
 
 interface HailuoPart {
@@ -64,7 +67,21 @@ function parseCreate(ctx: SimContext): Omit<HailuoTask, 'id' | 'fileId'> | undef
   if (resolution === '512P' && mode === 'text') return refuse(ctx, 2013, 'invalid params, 512P is only available for image-to-video');
   if (resolution === '1080P' && duration !== HAILUO_1080P_DURATION) return refuse(ctx, 2013, 'invalid params, 1080P supports 6 s only');
   for (const k of ['prompt_optimizer', 'fast_pretreatment', 'aigc_watermark']) if (body[k] !== undefined && typeof body[k] !== 'boolean') return refuse(ctx, 2013, `invalid params, ${k} must be a boolean`);
-  return { model, prompt, duration, resolution, createdMs: Date.now(), outcome: outcomeOf(prompt) };
+  const callbackUrl = body.callback_url ?? '';
+  if (typeof callbackUrl !== 'string' || (callbackUrl && !/^https?:\/\//.test(callbackUrl))) return refuse(ctx, 2013, 'invalid params, callback_url must be an http(s) URL');
+  return { model, prompt, duration, resolution, createdMs: Date.now(), outcome: outcomeOf(prompt), callbackUrl };
+}
+
+/** POSTs a challenge to a callback URL; true when the answer echoes it (within 3 s, as MiniMax asks). */
+async function answersChallenge(url: string): Promise<boolean> {
+  const challenge = randomBytes(12).toString('hex');
+  try {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ challenge }), signal: AbortSignal.timeout(3000) });
+    const answer = (await res.json()) as { challenge?: unknown };
+    return res.ok && answer.challenge === challenge;
+  } catch {
+    return false;
+  }
 }
 
 /** The answer of GET /v1/query/video_generation. */
@@ -107,13 +124,23 @@ export function hailuoVideoRoutes(): SimRoute[] {
       auth: true,
       authenticate,
       errorBody: errorFor,
-      handle(ctx) {
+      async handle(ctx) {
         const parsed = parseCreate(ctx);
         if (!parsed) return;
+        // Like MiniMax, a callback URL must first echo a challenge, or the task is refused.
+        if (parsed.callbackUrl && !(await answersChallenge(parsed.callbackUrl))) return void refuse(ctx, 2013, 'invalid params, callback_url did not echo the challenge');
         const p = part(ctx.state);
         const id = newId(p.tasks, 15);
-        p.tasks.set(id, { id, fileId: fileIdOf(ctx.state, id), ...parsed });
+        const task: HailuoTask = { id, fileId: fileIdOf(ctx.state, id), ...parsed, createdMs: Date.now() };
+        p.tasks.set(id, task);
         sendJson(ctx.res, 200, { task_id: id, ...baseResp(0, 'success') });
+        if (task.callbackUrl) {
+          const totalMs = ctx.state.options.videoSeconds * 1000;
+          scheduleCallbacks(ctx.state, 'minimax.video.callback', task.callbackUrl, [task.createdMs + Math.round(totalMs * 0.2), task.createdMs + totalMs], (now) => {
+            const body = queryObject(ctx.state, task, now);
+            return { status: String(body.status), body };
+          });
+        }
       },
     },
     {

@@ -177,6 +177,7 @@ export function partState<T>(state: SimState, name: string, make: () => T): T {
 export function scheduleCallbacks(state: SimState, name: string, url: string, at: number[], bodyAt: (now: number) => { status: string; body: unknown }): void {
   let last = '';
   for (const when of at) {
+    // A few ms late: a timer may fire a millisecond early, before the status moved.
     const timer = setTimeout(() => {
       const { status, body } = bodyAt(Date.now());
       if (status === last) return;
@@ -185,7 +186,7 @@ export function scheduleCallbacks(state: SimState, name: string, url: string, at
       fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })
         .then((res) => res.body?.cancel())
         .catch(() => undefined);
-    }, Math.max(0, when - Date.now()));
+    }, Math.max(0, when - Date.now()) + 5);
     timer.unref();
   }
 }

@@ -5,7 +5,7 @@ import type { TasksRepo } from '../store/repos/tasks.js';
 import { baseFromConfig } from './content/gateway-url.js';
 
 // Provider callbacks. When server.public_url is set, a task created at a provider that calls back
-// (its adapter's acceptsCallback) carries the URL public_url + /v1/video/callbacks/<token>, the
+// (its adapter's acceptsCallback: Ark, Kling, MiniMax) carries the URL public_url + /v1/video/callbacks/<token>, the
 // token 32 random base62 characters stored with the task. A call to that URL is only a hint that
 // the task moved: the gateway then polls the task at once, and never reads status, result or money
 // from the callback's body. Such tasks are otherwise polled every tasks.callback_poll_interval_ms.

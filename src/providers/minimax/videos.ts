@@ -30,7 +30,7 @@ const facts = (model: string) => HAILUO_MODELS[model] ?? HAILUO_FALLBACK;
 const lower = (r: string) => r.toLowerCase();
 
 /** The create body in MiniMax's format. */
-export function hailuoCreateBody(upstreamModel: string, req: VideoGenerationRequest): Record<string, unknown> {
+export function hailuoCreateBody(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(req.metadata)) if (!RESERVED.includes(k)) body[k] = v;
   body.model = upstreamModel;
@@ -43,6 +43,7 @@ export function hailuoCreateBody(upstreamModel: string, req: VideoGenerationRequ
   if (first) body.first_frame_image = first.url;
   if (last) body.last_frame_image = last.url;
   if (refs.length) body.subject_reference = [{ type: 'character', image: refs.map((r) => r.url) }];
+  if (callbackUrl) body.callback_url = callbackUrl;
   return body;
 }
 
@@ -90,10 +91,11 @@ export const minimaxVideos: VideoAdapter = {
 
   expiresAfterS: () => GIVE_UP_AFTER_S,
 
-  acceptsCallback: false,
+  // MiniMax first POSTs {"challenge"} to callback_url and wants it echoed, then each status change.
+  acceptsCallback: true,
 
-  async create(call, target, req) {
-    const out = await minimaxCall(call, target, '/video_generation', hailuoCreateBody(target.upstreamModel, req));
+  async create(call, target, req, opts) {
+    const out = await minimaxCall(call, target, '/video_generation', hailuoCreateBody(target.upstreamModel, req, opts?.callbackUrl));
     const id = str(out.task_id);
     if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new UpstreamFailure('malformed', 'the upstream accepted the task without a usable task_id', 200);
     return { upstreamId: id, raw: out };
