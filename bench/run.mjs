@@ -2,7 +2,7 @@
 // mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
 // one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
 // proves the harness end to end with small counts). See docs/benchmarks.md.
-//   --only=chat,streams,models,scale,tasks,list,poller   run some phases (development)
+//   --only=chat,streams,models,scale,tasks,list,poller,convert   run some phases (development)
 //   --profile                                  run mediagate under --cpu-prof and print its top entries
 //   --targets=raw,mediagate,unlimited          only these chat targets (development)
 import { fetch } from 'undici';
