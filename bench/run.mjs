@@ -5,10 +5,12 @@
 //   --only=chat,streams,models,scale,tasks,list,poller,convert   run some phases (development)
 //   --profile                                  run mediagate under --cpu-prof and print its top entries
 //   --targets=raw,mediagate,unlimited          only these chat targets (development)
+//   --baseline-root=<dir>                      convert phase: also time another checkout's build
+//                                              on its pass-through paths (bench/phases/convert.mjs)
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startServer, killAll } from './lib/children.mjs';
@@ -28,6 +30,7 @@ const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const profile = args.includes('--profile');
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const baselineRoot = args.find((a) => a.startsWith('--baseline-root='))?.slice(16);
 const runs = (phase) => !only || only.includes(phase);
 
 // Sizes of each mode. The full run stays under ten minutes on two cores.
@@ -87,7 +90,7 @@ async function main() {
   log(`mode: ${P.mode}${only ? ` (only ${only.join(',')})` : ''}${profile ? ', profiling mediagate' : ''}`);
   ensureBuilt(root, log);
   const tmp = mkdtempSync(join(tmpdir(), 'mediagate-bench-'));
-  const ctx = { P, root, tmp, stopLater: [] };
+  const ctx = { P, root, tmp, stopLater: [], baselineRoot: baselineRoot ? resolve(baselineRoot) : undefined };
   const results = { meta: { mode: P.mode, date: new Date().toISOString(), params: P, machine: machine(), versions: versions(root), command: smoke ? 'npm run bench:smoke' : 'npm run bench' } };
   try {
     // --- servers, each in its own process ------------------------------------------------------

@@ -236,6 +236,20 @@ export function renderMarkdown(r) {
       L.push(`| ${name} | ${x.pass ? 'pass-through' : 'converted'} | ${int(x.rps)} | ${f3(x.cpuMsPerReq)} | ${f3(x.p50MsC1)} | ${x.failures} |`);
     }
     L.push('');
+    const b = r.convert.baseline;
+    if (b) {
+      L.push(`### Chat pass-through: this build vs ${b.commit ?? b.root} (same rounds, a gateway each)`);
+      L.push('');
+      L.push('| path | req/s now | req/s before | ratio | CPU ms/req now | before | ratio | p50 ms (c=1) now | before | ratio |');
+      L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+      for (const [name, x] of Object.entries(b.paths)) {
+        const cur = r.convert.paths[name];
+        L.push(`| ${name} | ${int(cur.rps)} | ${int(x.rps)} | ${f2(x.ratio.rps)} | ${f3(cur.cpuMsPerReq)} | ${f3(x.cpuMsPerReq)} | ${f2(x.ratio.cpuMsPerReq)} | ${f3(cur.p50MsC1)} | ${f3(x.p50MsC1)} | ${f2(x.ratio.p50MsC1)} |`);
+      }
+      L.push('');
+      L.push('Ratios are now / before: above 1 is faster for req/s, slower for CPU and p50.');
+      L.push('');
+    }
   }
 
   if (r.targets?.length) {

@@ -5,11 +5,18 @@
 // own work differs by route and is not counted); req/s and p50 one request at a time are shown too.
 // On its own:
 //   node bench/run.mjs --only=convert
+// With `--baseline-root=<dir>` (or MEDIAGATE_BENCH_BASELINE_ROOT=<dir>), a second gateway built from
+// another checkout (e.g. the last commit before the chat hub) answers the pass-through paths it has
+// too, in the same rounds, so both builds meet the same outside load:
+//   git worktree add --detach /tmp/prehub 3e6fdcb^ && ln -s "$PWD/node_modules" /tmp/prehub/
+//   node bench/run.mjs --only=convert --baseline-root=/tmp/prehub
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { fetch } from 'undici';
 import { throughput, latency } from '../lib/measure.mjs';
 import { createKey, startMediagate, CHAT_MODEL } from '../lib/mediagate.mjs';
+import { ensureBuilt } from '../../bin/ensure-built.mjs';
 
 const PROMPT = 'Say hello in one short sentence.';
 
@@ -52,22 +59,79 @@ function convertConfig(ctx) {
   return path;
 }
 
+/** The pass-through paths a build from before the chat hub has too. */
+const BASELINE_PATHS = ['openai→openai', 'anthropic→anthropic'];
+const BASELINE = (name) => `baseline ${name}`;
+
+/**
+ * The bench config cut down to what an older build accepts (its schema refuses unknown fields): the
+ * channels and models of the baseline's timed paths, as the current gateway has them, on its own
+ * database; a simulator model as that build's own catalogue defines it (same price, without fields
+ * added since). `server.max_connections_per_client` goes (builds without it have no such cap, and
+ * the bench turns it off anyway).
+ */
+async function baselineConfig(ctx, baselineRoot) {
+  const cfg = JSON.parse(readFileSync(ctx.configPath, 'utf8'));
+  const { SIMULATOR_MODELS = {} } = await import(join(baselineRoot, 'dist/config/defaults.js'));
+  const models = [...new Set(PATHS.filter((p) => BASELINE_PATHS.includes(p.name)).map((p) => p.model))];
+  const { max_connections_per_client: _cap, ...server } = cfg.server;
+  const out = {
+    server,
+    database: { url: `sqlite:${join(ctx.tmp, 'mediagate-baseline.db')}` },
+    channels: cfg.channels
+      .filter((ch) => ch.models.some((m) => models.includes(m)))
+      .map((ch) => ({ ...ch, models: ch.models.filter((m) => models.includes(m)) })),
+    models: Object.fromEntries(models.map((m) => [m, SIMULATOR_MODELS[m] ?? cfg.models[m]])),
+  };
+  const path = join(ctx.tmp, 'mediagate-baseline.json');
+  writeFileSync(path, JSON.stringify(out, null, 2));
+  return path;
+}
+
+/** Every path must answer whole before it is timed. */
+async function check(name, t) {
+  const res = await fetch(t.url + t.path, { method: t.method, headers: t.headers, body: t.body });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes('You said')) throw new Error(`convert ${name}: answered ${res.status}: ${text.slice(0, 300)}`);
+}
+
+function target(mg, key, p) {
+  const { path, body } = CLIENT[p.client](p.model);
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  return { url: mg.url, path, method: 'POST', headers, body: JSON.stringify(body), pid: mg.pid };
+}
+
+function gitDescribe(root) {
+  try {
+    return execFileSync('git', ['-C', root, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
 export async function convertPhase(ctx, log = () => {}) {
   const { P, root } = ctx;
+  const baselineRoot = ctx.baselineRoot ?? process.env.MEDIAGATE_BENCH_BASELINE_ROOT ?? null;
   const configPath = convertConfig(ctx);
   const { key } = createKey(root, configPath);
   const mg = await startMediagate(root, configPath);
+  let base = null;
   try {
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    let baseKey = null;
+    if (baselineRoot) {
+      ensureBuilt(baselineRoot, (m) => log(`convert: baseline ${baselineRoot}: ${m}`));
+      const baseConfig = await baselineConfig(ctx, baselineRoot);
+      baseKey = createKey(baselineRoot, baseConfig).key;
+      base = await startMediagate(baselineRoot, baseConfig);
+      log(`convert: baseline gateway from ${baselineRoot} (${gitDescribe(baselineRoot)}) on ${base.url}`);
+    }
+    // Each baseline path right after the current one it compares with, so the two take turns.
     const targets = {};
     for (const p of PATHS) {
-      const { path, body } = CLIENT[p.client](p.model);
-      targets[p.name] = { url: mg.url, path, method: 'POST', headers, body: JSON.stringify(body), pid: mg.pid };
-      // Every path must answer whole before it is timed.
-      const res = await fetch(mg.url + path, { method: 'POST', headers, body: JSON.stringify(body) });
-      const text = await res.text();
-      if (res.status !== 200 || !text.includes('You said')) throw new Error(`convert ${p.name}: answered ${res.status}: ${text.slice(0, 300)}`);
+      targets[p.name] = target(mg, key, p);
+      if (base && BASELINE_PATHS.includes(p.name)) targets[BASELINE(p.name)] = target(base, baseKey, p);
     }
+    for (const [name, t] of Object.entries(targets)) await check(name, t);
     const load = await throughput(targets, P.load);
     const lat = await latency(targets, P.latency);
     const paths = {};
@@ -92,8 +156,22 @@ export async function convertPhase(ctx, log = () => {}) {
     for (const [name, x] of Object.entries(paths)) {
       log(`convert: ${name.padEnd(20)} ${x.pass ? 'pass-through' : 'converted   '} ${String(x.rps).padStart(6)} req/s  ${x.cpuMsPerReq?.toFixed(3)} ms CPU/req  p50 ${x.p50MsC1.toFixed(3)} ms (c=1)${x.failures ? `  ${x.failures} failed` : ''}`);
     }
-    return { paths, summary };
+    let baseline = null;
+    if (base) {
+      baseline = { root: baselineRoot, commit: gitDescribe(baselineRoot), paths: {} };
+      for (const name of BASELINE_PATHS) {
+        const b = BASELINE(name);
+        const x = { rps: load[b].rps, failures: load[b].failures, cpuMsPerReq: load[b].cpuMsPerReq, p50MsC1: lat[b].p50Ms, p99MsC1: lat[b].p99Ms };
+        const cur = paths[name];
+        // current / baseline: above 1 for req/s is faster now, above 1 for CPU and p50 is slower now.
+        x.ratio = { rps: cur.rps / x.rps, cpuMsPerReq: cur.cpuMsPerReq / x.cpuMsPerReq, p50MsC1: cur.p50MsC1 / x.p50MsC1 };
+        baseline.paths[name] = x;
+        log(`convert: ${name.padEnd(20)} baseline     ${String(x.rps).padStart(6)} req/s  ${x.cpuMsPerReq?.toFixed(3)} ms CPU/req  p50 ${x.p50MsC1.toFixed(3)} ms (c=1)  now/baseline: req/s ${x.ratio.rps.toFixed(2)}, CPU ${x.ratio.cpuMsPerReq.toFixed(2)}, p50 ${x.ratio.p50MsC1.toFixed(2)}${x.failures ? `  ${x.failures} failed` : ''}`);
+      }
+    }
+    return { paths, summary, baseline };
   } finally {
     await mg.stop();
+    await base?.stop();
   }
 }
