@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { startFakeProvider, type FakeProvider } from './helpers/fake-provider.js';
-import { createTask, isFinished, waitForTask } from './helpers/video.js';
+import { createTask, eventually, isFinished, waitForTask } from './helpers/video.js';
 
 // Usage numbers a provider should never send — 1e30, negative, a string, "NaN" — on a video task
 // and on a chat answer. Each request still gets exactly one ledger row (PostgreSQL's bigint used to
@@ -54,6 +54,8 @@ describe('out-of-range usage numbers from providers', () => {
     const created = await createTask(gw.url, key, { model: 'fake-video', prompt });
     const t = await waitForTask(gw.url, key, created.body.data.task_id, isFinished);
     expect(t.status).toBe('SUCCESS');
+    // The status is visible a moment before the settle: wait for the hold to be gone.
+    await eventually(async () => (await gw.services.credit.heldCount(keyId)) === 0, 10_000, 'the settle');
     const task = await gw.services.store.db.selectFrom('tasks').select(['estimated_units']).where('task_id', '=', t.task_id).executeTakeFirstOrThrow();
     const rows = (await usageRowsOf(gw.services, keyId)).filter((r) => r.endpoint === 'video.settle');
     const row = rows.at(-1)!;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { startFakeProvider, type FakeProvider } from './helpers/fake-provider.js';
-import { createTask, isFinished, waitForTask } from './helpers/video.js';
+import { createTask, eventually, isFinished, waitForTask } from './helpers/video.js';
 
 // A provider (or a compromised channel) hands back result links the gateway must not pass on: a
 // file: URL, a data: URL, the cloud metadata address, a loopback address. Only http(s) links to
@@ -69,6 +69,8 @@ describe('result links from providers', () => {
   });
 
   it('refunds the failed tasks: only the two successes were charged', async () => {
+    // The status is visible a moment before the settle or refund: wait for every hold to be gone.
+    await eventually(async () => (await gw.services.credit.heldCount(keyId)) === 0, 10_000, 'the settles');
     const rows = (await usageRowsOf(gw.services, keyId)).filter((r) => r.endpoint === 'video.settle');
     expect(rows.filter((r) => Number(r.status) === 200)).toHaveLength(2);
     expect(rows.filter((r) => Number(r.status) !== 200).every((r) => Number(r.cost_micros) === 0)).toBe(true);

@@ -105,6 +105,11 @@ export interface CreatedTask {
   upstreamId: string;
   /** The provider's answer, shown to the client as `data` until the first poll. */
   raw: Record<string, unknown>;
+  /**
+   * True when the task was created without the callback URL it was given (the provider could not
+   * reach it): the gateway then polls it like a task without callbacks.
+   */
+  callbackDropped?: boolean;
 }
 
 export interface CancelOutcome {

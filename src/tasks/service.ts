@@ -133,7 +133,8 @@ export class TaskService {
         const token = callbackToken !== null && bound.adapter.acceptsCallback ? callbackToken : null;
         const opts = token ? { callbackUrl: providerCallbackUrl(this.d.config, token) } : undefined;
         const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request, opts);
-        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token };
+        // A task created without its callback is polled at the ordinary interval.
+        return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token: created.callbackDropped ? null : token };
       },
       async ({ created, target, expiresS, token }, { hold }) => {
         const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, meta, token);

@@ -29,6 +29,11 @@ const GIVE_UP_AFTER_S = 24 * 3600;
 const facts = (model: string) => HAILUO_MODELS[model] ?? HAILUO_FALLBACK;
 const lower = (r: string) => r.toLowerCase();
 
+/** A create refused for its callback URL: base_resp 2013 (invalid parameters) naming callback_url. */
+function refusedCallback(err: unknown): boolean {
+  return err instanceof UpstreamFailure && err.providerCode === '2013' && /callback/i.test(err.message);
+}
+
 /** The create body in MiniMax's format. */
 export function hailuoCreateBody(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string): Record<string, unknown> {
   const body: Record<string, unknown> = {};
@@ -95,10 +100,20 @@ export const minimaxVideos: VideoAdapter = {
   acceptsCallback: true,
 
   async create(call, target, req, opts) {
-    const out = await minimaxCall(call, target, '/video_generation', hailuoCreateBody(target.upstreamModel, req, opts?.callbackUrl));
+    let out: Record<string, unknown>;
+    let callbackDropped = false;
+    try {
+      out = await minimaxCall(call, target, '/video_generation', hailuoCreateBody(target.upstreamModel, req, opts?.callbackUrl));
+    } catch (err) {
+      // MiniMax refuses the whole task when the callback URL does not answer its challenge (a
+      // public_url it cannot reach): the callback is only a hint, so the task is created without it.
+      if (!opts?.callbackUrl || !refusedCallback(err)) throw err;
+      out = await minimaxCall(call, target, '/video_generation', hailuoCreateBody(target.upstreamModel, req));
+      callbackDropped = true;
+    }
     const id = str(out.task_id);
     if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new UpstreamFailure('malformed', 'the upstream accepted the task without a usable task_id', 200);
-    return { upstreamId: id, raw: out };
+    return { upstreamId: id, raw: out, ...(callbackDropped ? { callbackDropped } : {}) };
   },
 
   get(call, target, upstreamId) {
