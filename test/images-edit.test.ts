@@ -5,26 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import type { TestGateway } from './helpers/gateway.js';
 import { imageGateway, usageRows } from './helpers/images.js';
-import { expectPng } from './helpers/png.js';
-import { encodePng } from '../src/simulator/png.js';
+import { expectPng, mask, photo } from './helpers/png.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 
 // POST /v1/images/edits through the official SDK: real PNG files made here, with and without a
 // mask, one or several images, streamed by the gateway to an upstream that checks them.
 
-/** A W×H RGB gradient, a real PNG file. */
-function photo(w: number, h: number): Buffer {
-  const px = new Uint8Array(w * h * 3);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) px.set([(x * 255) / w, (y * 255) / h, 128], (y * w + x) * 3);
-  return encodePng(w, h, px);
-}
-
-/** An RGBA mask: the left half fully transparent (to be edited), the right half opaque. */
-function mask(w: number, h: number): Buffer {
-  const px = new Uint8Array(w * h * 4);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) px.set([0, 0, 0, x < w / 2 ? 0 : 255], (y * w + x) * 4);
-  return encodePng(w, h, px, 4);
-}
 
 const uploadsLeft = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('mediagate-upload-'));
 

@@ -10,7 +10,7 @@ import { encodePng } from '../src/simulator/png.js';
 import { embeddedDefault } from '../src/config/defaults.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { providerRig, type ProviderRig } from './helpers/provider-video.js';
-import { readTask } from './helpers/video.js';
+import { readTask, untilDone } from './helpers/video.js';
 
 // The Videos API through the official openai SDK on each video provider's simulator part (a
 // channel of that provider's type, so its adapter's real HTTP path runs): seconds and size become
@@ -74,14 +74,6 @@ const CASES: ProviderCase[] = [
 
 const frame = () => encodePng(16, 16, new Uint8Array(16 * 16 * 3).fill(120));
 
-async function untilDone(client: OpenAI, id: string): Promise<OpenAI.Videos.Video> {
-  for (const started = Date.now(); Date.now() - started < 15_000; ) {
-    const v = await client.videos.retrieve(id);
-    if (v.status === 'completed' || v.status === 'failed') return v;
-    await new Promise((r) => setTimeout(r, 40));
-  }
-  throw new Error(`video ${id} did not finish`);
-}
 
 describe.each(CASES)('the Videos API on the $type simulator part', (c) => {
   let rig: ProviderRig;

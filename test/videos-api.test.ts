@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import { startGateway, tempDir, usageRowsOf, type TestGateway } from './helpers/gateway.js';
-import { readTask, simVideoConfig } from './helpers/video.js';
+import { readTask, simVideoConfig, untilDone } from './helpers/video.js';
 import { encodePng } from '../src/simulator/png.js';
 
 // The OpenAI Videos API (/v1/videos) driven by the official openai SDK, unmodified but for its base
@@ -13,14 +13,6 @@ import { encodePng } from '../src/simulator/png.js';
 
 const CREDIT = 50_000_000;
 
-async function untilDone(client: OpenAI, id: string): Promise<OpenAI.Videos.Video> {
-  for (const started = Date.now(); Date.now() - started < 15_000; ) {
-    const v = await client.videos.retrieve(id);
-    if (v.status === 'completed' || v.status === 'failed') return v;
-    await new Promise((r) => setTimeout(r, 40));
-  }
-  throw new Error(`video ${id} did not finish`);
-}
 
 describe('the Videos API through the openai SDK (embedded simulator)', () => {
   let gw: TestGateway;

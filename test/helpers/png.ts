@@ -1,6 +1,6 @@
 import { inflateSync } from 'node:zlib';
 import { expect } from 'vitest';
-import { crc32 } from '../../src/simulator/png.js';
+import { crc32, encodePng } from '../../src/simulator/png.js';
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 4: 2, 6: 4 };
@@ -35,4 +35,18 @@ export function expectPng(buf: Buffer, width: number, height: number): void {
   expect(channels).toBeDefined();
   const raw = inflateSync(Buffer.concat(idat));
   expect(raw.length).toBe(height * (1 + width * channels));
+}
+
+/** A W×H RGB gradient, a real PNG file. */
+export function photo(w: number, h: number): Buffer {
+  const px = new Uint8Array(w * h * 3);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) px.set([(x * 255) / w, (y * 255) / h, 128], (y * w + x) * 3);
+  return encodePng(w, h, px);
+}
+
+/** An RGBA mask: the left half fully transparent (to be edited), the right half opaque. */
+export function mask(w: number, h: number): Buffer {
+  const px = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) px.set([0, 0, 0, x < w / 2 ? 0 : 255], (y * w + x) * 4);
+  return encodePng(w, h, px, 4);
 }

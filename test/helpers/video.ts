@@ -1,4 +1,5 @@
 // Small helpers for the video task tests: create and read tasks over HTTP and wait for a state.
+import type OpenAI from 'openai';
 
 export interface TaskAnswer {
   status: number;
@@ -50,3 +51,13 @@ export async function simVideoConfig(simUrl: string, config: Record<string, unkn
 }
 
 export const IMG = (n: number) => `https://example.com/frames/${n}.png`;
+
+/** Retrieves a video through the openai SDK until it is completed or failed (15 s at most). */
+export async function untilDone(client: OpenAI, id: string): Promise<OpenAI.Videos.Video> {
+  for (const started = Date.now(); Date.now() - started < 15_000; ) {
+    const v = await client.videos.retrieve(id);
+    if (v.status === 'completed' || v.status === 'failed') return v;
+    await new Promise((r) => setTimeout(r, 40));
+  }
+  throw new Error(`video ${id} did not finish`);
+}
