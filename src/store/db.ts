@@ -28,6 +28,14 @@ export interface Store {
   readRaw: ((sqlText: string) => RawRead) | null;
   /** true when the database answers a trivial query */
   ping(): Promise<boolean>;
+  /**
+   * Runs background work that can be retried later (the usage ledger's batches) without ever
+   * waiting for a lock: on SQLite the work runs on the connection alone with `busy_timeout = 0`, so
+   * a write lock another process holds fails it at once (SQLITE_BUSY, a DatabaseUnavailableError)
+   * instead of standing the event loop still for `busy_timeout_ms`. On PostgreSQL, whose waits do
+   * not block the process, it simply runs `work`.
+   */
+  withoutLockWait<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -101,6 +109,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   let checkpointer: Checkpointer | null = null;
   let pgPool: GuardedPgPool | null = null;
   let reader: SqliteConnection | null = null;
+  const busyMs = Math.max(0, Math.floor(timeouts.busy_timeout_ms));
   if (dialect === 'sqlite') {
     const { default: BetterSqlite } = await import('better-sqlite3');
     if (target !== ':memory:') mkdirSync(dirname(target), { recursive: true });
@@ -109,7 +118,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     conn.pragma('synchronous = NORMAL');
     // better-sqlite3 waits for a lock synchronously (the event loop stands still meanwhile), so the
     // wait is short; a write that still finds the file locked answers 503 (unavailable.ts).
-    conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeouts.busy_timeout_ms))}`);
+    conn.pragma(`busy_timeout = ${busyMs}`);
     if (target !== ':memory:' && opts.backgroundCheckpoints !== false) {
       conn.pragma('wal_autocheckpoint = 0');
       checkpointer = startCheckpointer(target, 1000, (m) => process.stderr.write(`mediagate: ${m}\n`));
@@ -119,7 +128,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     if (opts.migrate !== false) await migrateToLatest(db, dialect);
     if (target !== ':memory:') {
       reader = new BetterSqlite(target);
-      reader.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeouts.busy_timeout_ms))}`);
+      reader.pragma(`busy_timeout = ${busyMs}`);
       reader.pragma('query_only = ON');
     }
   } else {
@@ -140,6 +149,21 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     pgPool = new GuardedPgPool(pg, target, pgTimeouts, opts.poolSize ?? 10, warn);
     db = new Kysely<Database>({ dialect: guardedDialect(new PostgresDialect({ pool: pgPool })) });
   }
+  // Kysely's SQLite driver lends its one connection to one caller at a time: while `work` holds it
+  // nothing else runs on it, so the pragma applies to `work`'s statements only.
+  const noWait = sql.raw('pragma busy_timeout = 0');
+  const restore = sql.raw(`pragma busy_timeout = ${busyMs}`);
+  const withoutLockWait = <T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> =>
+    dialect !== 'sqlite' || busyMs === 0
+      ? work(db)
+      : db.connection().execute(async (one) => {
+          await noWait.execute(one);
+          try {
+            return await work(one);
+          } finally {
+            await restore.execute(one);
+          }
+        });
   const readConn = reader;
   return {
     db,
@@ -156,6 +180,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
           };
         }
       : null,
+    withoutLockWait,
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<false>((resolve) => {
