@@ -351,6 +351,21 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('tasks').dropColumn('deleted_at').execute();
       },
     },
+    // The poller's crash-recovery sweep (finished tasks whose hold is still open) and the
+    // abandoned-hold sweep start from the held reservations, not from the tasks: a partial index of
+    // only the held ones (a closed hold leaves it, so it stays as small as what is in flight;
+    // covering: when and which), and the tasks looked up by their reservation. Queries must say
+    // `state = 'held'` as a literal for either database to use the partial index.
+    '0009b_task_hold_sweep_index': {
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('reservations_held').on('reservations').columns(['created_at', 'id']).where(sql.ref('state'), '=', 'held').execute();
+        await db.schema.createIndex('tasks_reservation').on('tasks').column('reservation_id').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('tasks_reservation').ifExists().execute();
+        await db.schema.dropIndex('reservations_held').ifExists().execute();
+      },
+    },
   };
 }
 

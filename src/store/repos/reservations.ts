@@ -71,7 +71,8 @@ export class ReservationsRepo {
     const rows = await this.db
       .selectFrom('reservations')
       .select('id')
-      .where('state', '=', 'held')
+      // A literal, so both databases can use the partial index of held reservations (0009b).
+      .where('state', '=', sql.lit('held'))
       .where('created_at', '<', cutoff)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tasks').select('task_id').whereRef('tasks.reservation_id', '=', 'reservations.id'))))
       .limit(limit)

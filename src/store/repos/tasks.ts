@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, TaskTable } from '../schema.js';
 import type { Dialect, RawRead, Store } from '../db.js';
 import { prepared } from '../prepared.js';
@@ -236,14 +236,22 @@ export class TasksRepo {
     await this.db.updateTable('tasks').set({ lease_owner: null, lease_until: 0 }).where('lease_owner', '=', owner).where('status', 'in', [...OPEN_STATUSES]).execute();
   }
 
-  /** Finished tasks whose credit hold is still open (a process died between the move and the settle). */
+  /**
+   * Finished tasks whose credit hold is still open (a process died between the move and the settle).
+   * Runs every 30 s and costs in proportion to the held reservations, not to the finished tasks:
+   * it walks the partial index of held reservations (`reservations_held`, which the literal
+   * `'held'` lets both databases use) and looks each one's task up by `tasks_reservation`. The
+   * CROSS JOIN keeps that order on SQLite, whose planner (no table statistics) would otherwise
+   * start from every finished task by `tasks_open_due`; PostgreSQL plans it as an inner join.
+   */
   async finishedWithOpenHold(limit: number): Promise<TaskRow[]> {
     const rows = await this.db
-      .selectFrom('tasks')
-      .innerJoin('reservations', 'reservations.id', 'tasks.reservation_id')
+      .selectFrom('reservations')
+      .crossJoin('tasks')
       .selectAll('tasks')
+      .where('reservations.state', '=', sql.lit('held'))
+      .whereRef('tasks.reservation_id', '=', 'reservations.id')
       .where('tasks.status', 'in', [...TERMINAL_STATUSES])
-      .where('reservations.state', '=', 'held')
       .limit(limit)
       .execute();
     return rows.map(normalizeTask);
