@@ -4,7 +4,6 @@ import { GatewayError } from '../http/errors.js';
 import { registerSecret } from '../http/redact.js';
 import type { LimitStore, Slot, WindowResult } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
-import { RedisLimitStore } from './redis-store.js';
 
 const MINUTE_MS = 60_000;
 
@@ -90,6 +89,8 @@ export async function createRateLimits(config: Config, warn: (message: string) =
   } catch {
     // The schema already checked the scheme; an unparsable URL fails in ioredis with its own message.
   }
+  // Loaded only here: ioredis and its Lua scripts cost memory a single instance does not need.
+  const { RedisLimitStore } = await import('./redis-store.js');
   return new RateLimits(await RedisLimitStore.connect(url, config.redis.key_prefix, warn), config);
 }
 
