@@ -212,7 +212,8 @@ async function main() {
       const cfg = JSON.parse(readFileSync(configPath, 'utf8'));
       cfg.database.url = `sqlite:${ctx.dbLargePath}`;
       writeFileSync(largeConfig, JSON.stringify(cfg, null, 2));
-      ctx.mgLarge = await startMediagate(root, largeConfig);
+      // Profiled too (the poller phase runs on this one): its own profile, summarised apart.
+      ctx.mgLarge = await startMediagate(root, largeConfig, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, 'large')}`] : [] });
       ctx.stopLater.push(ctx.mgLarge);
     }
     if (runs('tasks')) {
@@ -232,13 +233,18 @@ async function main() {
     results.meta.mediagatePeakRssMb = mgPeak ? Math.round(Number(mgPeak[1]) / 1024) : null;
     for (const s of [...ctx.stopLater, mg, portkey, raw, up]) await s.stop();
     if (profile) {
-      const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-      results.profile = file ? summarizeProfile(join(profDir, file), 25) : null;
-      // Kept past the temp dir for a closer look (node bench/lib/profile-summary.mjs <file> 25 --callers=writev).
-      if (file) {
-        results.profile.file = join(tmpdir(), `mediagate-bench-${Date.now()}.cpuprofile`);
-        copyFileSync(join(profDir, file), results.profile.file);
-      }
+      const summarize = (dir, tag) => {
+        const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+        if (!file) return null;
+        const summary = summarizeProfile(join(dir, file), 25);
+        // Kept past the temp dir for a closer look (node bench/lib/profile-summary.mjs <file> 25 --callers=writev).
+        summary.file = join(tmpdir(), `mediagate-bench-${tag}${Date.now()}.cpuprofile`);
+        copyFileSync(join(dir, file), summary.file);
+        return summary;
+      };
+      results.profile = summarize(profDir, '');
+      // The large-table gateway (task reads, list, poller phases), when it ran.
+      if (ctx.mgLarge) results.profileLarge = summarize(join(profDir, 'large'), 'large-');
     }
   } finally {
     killAll();
@@ -254,11 +260,12 @@ async function main() {
   writeFileSync(join(root, `bench/results/${name}.md`), md);
   if (name === 'latest') updateDoc(join(root, 'docs/benchmarks.md'), md);
   process.stdout.write(md + '\n');
-  if (results.profile) {
-    process.stdout.write(`\nmediagate CPU profile (${results.profile.totalMs} ms busy time sampled, ${results.profile.file}), top self time:\n`);
-    for (const f of results.profile.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);
+  for (const [label, prof] of [['mediagate', results.profile], ['mediagate (large-table gateway)', results.profileLarge]]) {
+    if (!prof) continue;
+    process.stdout.write(`\n${label} CPU profile (${prof.totalMs} ms busy time sampled, ${prof.file}), top self time:\n`);
+    for (const f of prof.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);
     process.stdout.write('\nby module:\n');
-    for (const m of results.profile.modules) process.stdout.write(`${String(m.pct).padStart(5)}%  ${m.name}\n`);
+    for (const m of prof.modules) process.stdout.write(`${String(m.pct).padStart(5)}%  ${m.name}\n`);
   }
   log(`done in ${results.meta.elapsedS} s; results in bench/results/${name}.json`);
   const broken = harnessProblems(results);

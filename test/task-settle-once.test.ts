@@ -74,6 +74,30 @@ describe('two pollers racing on one database', () => {
     expect((await settleRows(id)).length).toBe(1);
   });
 
+  it('settles or refunds each task once when both read the same tasks in batched reads at the same moment', async () => {
+    const { id, key } = await gw.createKey({ creditMicros: START });
+    const prompts = ['batch one', 'batch two [fail]', 'batch three', 'batch four'];
+    const ids: string[] = [];
+    for (const p of prompts) ids.push((await createTask(gw.url, key, { model: 'sim-video', prompt: p })).body.data.task_id);
+    for (const [i, taskId] of ids.entries()) await providerFinished(taskId, prompts[i].includes('[fail]') ? 'failed' : 'succeeded');
+    const lists = async () => ((await (await fetch(`${gw.services.simulator!.url}/__sim/stats`)).json()) as any).counts['ark.video.list'] ?? 0;
+    const listsBefore = await lists();
+    const rows = await Promise.all(ids.map(async (t) => (await a.tasks.repo.get(t))!));
+    const results = await Promise.all([a.tasks.poller.pollBatch(rows), b.tasks.poller.pollBatch(rows), a.tasks.poller.pollBatch(rows)]);
+    expect(await lists()).toBe(listsBefore + 3);
+    for (const r of results) expect(r.map((t) => t.status)).toEqual(['SUCCESS', 'FAILURE', 'SUCCESS', 'SUCCESS']);
+
+    let expectedCost = 0;
+    for (const taskId of ids) {
+      const r = (await readTask(gw.url, key, taskId)).body.data;
+      if (r.status === 'SUCCESS') expectedCost += r.data.usage.total_tokens;
+    }
+    expect(await gw.services.credit.spendable(id)).toBe(START - expectedCost);
+    const res = await reservationsOf(id);
+    expect(res.map((r) => r.state).sort()).toEqual(['released', 'settled', 'settled', 'settled']);
+    expect((await settleRows(id)).length).toBe(ids.length);
+  });
+
   it('brings many tasks to their end with both pollers ticking, each settled or refunded exactly once', async () => {
     const { id, key } = await gw.createKey({ creditMicros: START });
     const prompts = ['one', 'two [fail]', 'three', 'four [cancel]', 'five', 'six [expire]', 'seven', 'eight'];

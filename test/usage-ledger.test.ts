@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freshDatabaseUrl } from './helpers/databases.js';
+import BetterSqlite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
 import { ReservationsRepo } from '../src/store/repos/reservations.js';
@@ -175,5 +177,54 @@ describe('usage ledger', () => {
     const bad = rows.slice(0, 120).map((r, i) => ({ ...r, channel: 'batch-2', key_id: i === 115 ? (null as unknown as string) : r.key_id }));
     await expect(usage.insertMany(bad)).rejects.toThrow();
     expect(await store.db.selectFrom('usage').select('id').where('channel', '=', 'batch-2').execute()).toEqual([]);
+  });
+});
+
+// better-sqlite3 waits for a lock synchronously: a ledger batch that waited for a write lock
+// another process holds would stand the whole gateway still for database.busy_timeout_ms (and again
+// on every retry). The ledger's writes never wait: they fail at once, the rows stay buffered and
+// are written exactly once when the lock is gone. The busy timeout here is 60 s, so a write that
+// waited would outlast the test's own timeout.
+describe.skipIf(testDialect() !== 'sqlite')('usage ledger on a SQLite file whose write lock another process holds', () => {
+  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  let store: Store;
+
+  beforeEach(async () => {
+    db = await freshDatabaseUrl();
+    store = await openStore(db.url, { timeouts: { busy_timeout_ms: 60_000 } });
+  });
+  afterEach(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  it('keeps the rows without waiting for the lock, then writes each exactly once', async () => {
+    const errors: unknown[] = [];
+    const usage = new UsageRepo(store.db, store.withoutLockWait);
+    const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
+    const keyId = (await new KeysRepo(store.db).create({ name: 't', keyHash: 'h-lock', keyPrefix: 'mg-x', creditMicros: null })).id;
+    const row = (i: number) => ({ key_id: keyId, model: 'm', channel: 'c', endpoint: 'chat', status: 503, input_units: 0, output_units: 0, cost_micros: i, latency_ms: 1 });
+
+    const other = new BetterSqlite(db.url.slice('sqlite:'.length));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      // 1 row and 130 rows (one statement, and a transaction of several): both meet the lock.
+      ledger.record(row(1));
+      await ledger.flush();
+      for (let i = 2; i <= 131; i++) ledger.record(row(i));
+      await ledger.flush();
+      expect(errors).toEqual([]);
+      expect(await usage.totals()).toEqual([]);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    // The store's own writes still wait for a lock as configured: the no-wait was the ledger's alone.
+    expect(await sql<{ timeout: number }>`pragma busy_timeout`.execute(store.db).then((r) => r.rows[0].timeout)).toBe(60_000);
+
+    await ledger.close();
+    expect(errors).toEqual([]);
+    const stored = await store.db.selectFrom('usage').select('cost_micros').where('key_id', '=', keyId).execute();
+    expect(stored.map((r) => Number(r.cost_micros)).sort((a, b) => a - b)).toEqual(Array.from({ length: 131 }, (_, i) => i + 1));
   });
 });

@@ -209,10 +209,11 @@ export function renderMarkdown(r) {
     const p = r.poller;
     L.push(`### Video task poller (gateway process CPU; poll_interval_ms ${p.pollIntervalMs}, tick_ms ${p.tickMs}, batch ${p.batch})`);
     L.push('');
-    L.push('| state | window s | CPU % of one core | polls/s | CPU ms per poll |');
-    L.push('|---|---:|---:|---:|---:|');
-    L.push(`| no open task | ${p.idle.seconds} | ${f1(p.idle.cpuPercent)} | ${p.idle.pollsPerS} | — |`);
-    L.push(`| ${int(p.open)} open tasks | ${p.busy.seconds} | ${f1(p.busy.cpuPercent)} | ${p.busy.pollsPerS} | ${f2(p.busy.cpuMsPerPoll)} |`);
+    L.push('| state | window s | CPU % of one core | polls/s | provider calls/s | CPU ms per poll |');
+    L.push('|---|---:|---:|---:|---:|---:|');
+    const calls = (w) => (w.callsPerS === undefined ? '—' : w.callsPerS);
+    L.push(`| no open task | ${p.idle.seconds} | ${f1(p.idle.cpuPercent)} | ${p.idle.pollsPerS} | ${calls(p.idle)} | — |`);
+    L.push(`| ${int(p.open)} open tasks | ${p.busy.seconds} | ${f1(p.busy.cpuPercent)} | ${p.busy.pollsPerS} | ${calls(p.busy)} | ${f3(p.busy.cpuMsPerPoll)} |`);
     L.push('');
   }
 

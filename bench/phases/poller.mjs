@@ -2,7 +2,8 @@
 // with `open` open tasks, and how many polls a second it made. The open tasks are real tasks of
 // the simulator on its "[stuck]" path (running forever, so every poll finds them unchanged),
 // created on the simulator directly and stored as clones of one task created through the API:
-// the figure is the poller's, not task creation's. It is measured once every task was polled once
+// the figure is the poller's, not task creation's. A poll is a task read at the simulator: a GET of
+// the task, or its line in a batched read (Ark's task list by id). It is measured once every task was polled once
 // (the steady state), and `notPolledIn2x` counts the open tasks not polled at all during a window of
 // 2 × poll_interval_ms (the target: none). Then `callbacks`: provider reads per finished task with
 // plain polling and with provider callbacks (two more gateways; tasks of six poll intervals).
@@ -17,10 +18,11 @@ import { VIDEO_MODEL, createKey, startMediagate } from '../lib/mediagate.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Task reads so far (a GET of one task, or one task's line in a list by id) and the provider calls that made them. */
 async function simPolls(up) {
-  const res = await fetch(`${up.url}/__sim/stats`);
-  const { counts } = await res.json();
-  return counts['ark.video.get'] ?? 0;
+  const { counts } = await (await fetch(`${up.url}/__sim/stats`)).json();
+  const { task_reads } = await (await fetch(`${up.url}/__sim/video/stats`)).json();
+  return { reads: task_reads, calls: (counts['ark.video.get'] ?? 0) + (counts['ark.video.list'] ?? 0) };
 }
 
 /** Polls of each of `ids` so far, by the simulator's count. */
@@ -55,12 +57,17 @@ async function window(gw, up, seconds) {
   await sleep(seconds * 1000);
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(gw.pid) - cpu0;
-  const polls = (await simPolls(up)) - polls0;
+  const polls1 = await simPolls(up);
+  const polls = polls1.reads - polls0.reads;
+  const calls = polls1.calls - polls0.calls;
   return {
     seconds: Math.round(wall * 10) / 10,
     cpuPercent: Math.round((cpu / wall) * 1000) / 10,
     pollsPerS: Math.round(polls / wall),
-    cpuMsPerPoll: polls ? Math.round((cpu * 1000 * 100) / polls) / 100 : null,
+    cpuMsPerPoll: polls ? Math.round((cpu * 1000 * 1000) / polls) / 1000 : null,
+    // Provider calls that made those polls (a batched read answers up to 100 tasks in one call).
+    callsPerS: Math.round(calls / wall),
+    pollsPerCall: calls ? Math.round((polls / calls) * 10) / 10 : null,
   };
 }
 

@@ -43,7 +43,8 @@ export class UsageLedger {
       try {
         await this.repo.insertMany(batch);
       } catch (err) {
-        // A database restart or failover: keep the rows and write them when it answers again.
+        // A database restart or failover, or a SQLite write lock another process holds (the repo's
+        // writes never wait for one: see Store.withoutLockWait): keep the rows and try again later.
         if (isDatabaseUnavailable(err)) return this.retryLater(batch, err);
         if (batch.length === 1) return this.onError(err);
         // One bad row must not lose its whole batch: write the rows one by one, report each failure.

@@ -50,6 +50,8 @@ export function signedUrlExpiry(url: string, updatedAtS: number, now = Date.now(
  */
 export function urlNeedsRefresh(url: string, expiresAt: number, now = Date.now()): boolean {
   if (!url || expiresAt <= 0) return false;
+  // The margin is at most a minute: before that no URL needs parsing (every read of a finished task asks).
+  if (now < expiresAt - 60_000) return false;
   const { lifetimeMs } = signedUrlExpiry(url, 0, now);
   return now >= expiresAt - Math.min(60_000, lifetimeMs / 10);
 }

@@ -46,13 +46,27 @@ export async function jsonCall(
 
 const MAX_REDIRECTS = 3;
 
+/** Whether two URLs share scheme, host and port. */
+export function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * GETs a result video, following the redirects storage hosts answer with (a few hops). The
- * headers are chosen per hop, so a credential goes only where it belongs.
+ * headers are chosen per hop, so a credential goes only where it belongs. Every hop outside the
+ * channel's own base_url origin (the operator's choice, like its API calls) goes through the
+ * address guard — the private-network verdict of result URLs: a provider cannot point the gateway
+ * at its own network unless the channel allows it (`allow_private_network`).
  */
-export async function getFollowingRedirects(call: VideoCall, url: string, headersFor: (url: string) => Record<string, string>): Promise<Dispatcher.ResponseData> {
+export async function getFollowingRedirects(call: VideoCall, target: Target, url: string, headersFor: (url: string) => Record<string, string>): Promise<Dispatcher.ResponseData> {
+  const anyAddress = allowsPrivateNetwork(target.channel);
   for (let hop = 0; ; hop++) {
-    const res = await call.upstream.send({ url, method: 'GET', headers: headersFor(url), signal: call.signal });
+    const publicOnly = !anyAddress && !sameOrigin(url, target.baseUrl);
+    const res = await call.upstream.send({ url, method: 'GET', headers: headersFor(url), signal: call.signal, publicOnly });
     const location = res.headers.location;
     if (res.statusCode < 300 || res.statusCode >= 400 || !location || hop >= MAX_REDIRECTS) return res;
     res.body.on('error', () => undefined);

@@ -150,6 +150,16 @@ export interface VideoAdapter {
   create(call: VideoCall, target: Target, req: VideoGenerationRequest, opts?: CreateOptions): Promise<CreatedTask>;
   /** Reads the task object as the provider sends it. */
   get(call: VideoCall, target: Target, upstreamId: string): Promise<Record<string, unknown>>;
+  /**
+   * Reads several tasks of one channel in one call, for providers whose API lists tasks by id
+   * (absent: the poller reads each task with `get`). Answers the task objects found, each as `get`
+   * would answer it, by upstream id; an id missing from the answer is read with `get` by the
+   * caller. Uses the target's address and credentials only (never its upstream model: the tasks
+   * of one call may belong to several models). At most `getManyMax` ids per call.
+   */
+  getMany?(call: VideoCall, target: Target, upstreamIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
+  /** The most ids one `getMany` call takes. */
+  readonly getManyMax?: number;
   /** Maps the provider's task object to neutral terms. */
   view(task: Record<string, unknown>, now?: number): ProviderTaskView;
   /** Cancels a task the provider still has queued; absent when the provider cannot cancel. */

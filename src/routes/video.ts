@@ -4,7 +4,8 @@ import { claimUsageRow } from '../limits/usage-backstop.js';
 import type { TaskService } from '../tasks/service.js';
 import { TaskEnvelopeSchema, envelope } from '../tasks/record.js';
 import type { Config } from '../config/schema.js';
-import { baseForRequest, presentRecord } from '../tasks/content/gateway-url.js';
+import { baseForRequest } from '../tasks/content/gateway-url.js';
+import { TaskAnswers } from '../tasks/read-answer.js';
 
 /**
  * Video tasks: POST /v1/video/generations creates one, GET /v1/video/generations/{task_id} reads
@@ -18,7 +19,11 @@ export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService, co
     envelope(await tasks.create(principalOf(request), request.body, () => claimUsageRow(request), request.departed)),
   );
 
-  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, async (request) =>
-    envelope(presentRecord(config, await tasks.read(principalOf(request), request.params.task_id), baseForRequest(config, request))),
-  );
+  // Every client's polling: the answer's bytes are kept per task version (tasks/read-answer.ts).
+  const answers = new TaskAnswers(config);
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, async (request, reply) => {
+    const view = await tasks.view(principalOf(request), request.params.task_id);
+    const json = answers.json(view, baseForRequest(config, request), (answer) => reply.serialize(answer) as string);
+    return reply.type('application/json; charset=utf-8').send(json);
+  });
 }

@@ -20,6 +20,8 @@ type ArkStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | '
 
 interface SimVideoTask {
   id: string;
+  /** Order of creation (lists answer newest first). */
+  seq: number;
   model: string;
   prompt: string;
   roles: string[];
@@ -46,10 +48,14 @@ interface ArkVideoPart {
   tasks: Map<string, SimVideoTask>;
   /** Signs download URLs: the simulator's signing secret, else new per simulator. */
   secret: Buffer;
-  /** Extra time a task read takes (POST /__sim/video/config), to observe polling concurrency. */
+  /** Extra time a task read call takes (POST /__sim/video/config), to observe polling concurrency. */
   getDelayMs: number;
   inflightGets: number;
   maxInflightGets: number;
+  /** Task reads so far: a GET of one task, or one task's line in a list by id. */
+  reads: number;
+  /** Tasks created so far. */
+  created: number;
 }
 
 const ROLES = ['first_frame', 'last_frame', 'reference_image'];
@@ -58,7 +64,7 @@ const FILE_PATH = /^\/__sim\/video\/files\/(cgt-[0-9]{14}-[0-9a-z]{5})\.mp4$/;
 function part(state: SimState): ArkVideoPart {
   let p = state.parts.get('ark.video') as ArkVideoPart | undefined;
   if (!p) {
-    p = { tasks: new Map(), secret: state.options.signingSecret ?? randomBytes(32), getDelayMs: 0, inflightGets: 0, maxInflightGets: 0 };
+    p = { tasks: new Map(), secret: state.options.signingSecret ?? randomBytes(32), getDelayMs: 0, inflightGets: 0, maxInflightGets: 0, reads: 0, created: 0 };
     state.parts.set('ark.video', p);
   }
   return p;
@@ -159,7 +165,7 @@ function errorFor(status: number, message: string): unknown {
 }
 
 /** Reads and checks a create body; answers 400 itself and returns undefined when it is invalid. */
-function parseCreate(ctx: SimContext, now: number): Omit<SimVideoTask, 'id'> | undefined {
+function parseCreate(ctx: SimContext, now: number): Omit<SimVideoTask, 'id' | 'seq'> | undefined {
   const body = readJson(ctx, (m) => arkError(m, 'InvalidParameter'));
   if (!body) return undefined;
   if (typeof body.model !== 'string' || !body.model) return badRequest(ctx, 'The parameter `model` specified in the request is missing.', 'MissingParameter', 'model');
@@ -243,6 +249,22 @@ class SimBadParam extends Error {
   }
 }
 
+/** One read of a task (a GET of it, or its line in a list by id): its poll count and shortest gap. */
+function countRead(p: ArkVideoPart, t: SimVideoTask, now: number): void {
+  p.reads += 1;
+  t.polls += 1;
+  if (t.lastPollMs) t.minGapMs = t.minGapMs < 0 ? now - t.lastPollMs : Math.min(t.minGapMs, now - t.lastPollMs);
+  t.lastPollMs = now;
+}
+
+/** The configured extra time of a read call (get, or list by id), counted as one read in flight. */
+async function delayedRead(p: ArkVideoPart): Promise<void> {
+  p.inflightGets += 1;
+  p.maxInflightGets = Math.max(p.maxInflightGets, p.inflightGets);
+  await new Promise((r) => setTimeout(r, p.getDelayMs));
+  p.inflightGets -= 1;
+}
+
 function notFound(ctx: SimContext, id: string): void {
   sendJson(ctx.res, 404, arkError(`The specified task ${id} is not found.`, 'ResourceNotFound', 'NotFound'));
 }
@@ -280,7 +302,7 @@ export function arkVideoRoutes(): SimRoute[] {
         if (!parsed) return;
         const p = part(ctx.state);
         const id = newTaskId(p.tasks, now);
-        const task = { id, ...parsed };
+        const task = { id, seq: ++p.created, ...parsed };
         p.tasks.set(id, task);
         sendJson(ctx.res, 200, { id });
         // Ark POSTs the task object, as GET answers it, to callback_url when its status changes.
@@ -305,16 +327,8 @@ export function arkVideoRoutes(): SimRoute[] {
         const id = decodeURIComponent(ctx.params[0]);
         const t = p.tasks.get(id);
         if (!t) return notFound(ctx, id);
-        const now = Date.now();
-        t.polls += 1;
-        if (t.lastPollMs) t.minGapMs = t.minGapMs < 0 ? now - t.lastPollMs : Math.min(t.minGapMs, now - t.lastPollMs);
-        t.lastPollMs = now;
-        if (p.getDelayMs > 0) {
-          p.inflightGets += 1;
-          p.maxInflightGets = Math.max(p.maxInflightGets, p.inflightGets);
-          await new Promise((r) => setTimeout(r, p.getDelayMs));
-          p.inflightGets -= 1;
-        }
+        countRead(p, t, Date.now());
+        if (p.getDelayMs > 0) await delayedRead(p);
         sendJson(ctx.res, 200, taskObject(ctx.state, t, Date.now()));
       },
     },
@@ -324,19 +338,28 @@ export function arkVideoRoutes(): SimRoute[] {
       pattern: /^\/api\/v3\/contents\/generations\/tasks$/,
       auth: true,
       errorBody: errorFor,
-      handle(ctx) {
+      async handle(ctx) {
         const q = ctx.url.searchParams;
         const pageNum = Math.max(1, Number(q.get('page_num') ?? 1) || 1);
         const pageSize = Math.min(500, Math.max(1, Number(q.get('page_size') ?? 10) || 10));
         const ids = q.getAll('filter.task_ids');
+        const p = part(ctx.state);
         const now = Date.now();
-        const items = [...part(ctx.state).tasks.values()]
-          .map((t) => taskObject(ctx.state, t, now))
-          .filter((o) => !q.get('filter.status') || o.status === q.get('filter.status'))
-          .filter((o) => !q.get('filter.model') || o.model === q.get('filter.model'))
-          .filter((o) => !ids.length || ids.includes(String(o.id)))
-          .reverse();
-        sendJson(ctx.res, 200, { total: items.length, items: items.slice((pageNum - 1) * pageSize, pageNum * pageSize) });
+        // By id: each id is looked up (never a scan of every task); newest first, like the full list.
+        const picked = ids.length
+          ? [...new Set(ids)].flatMap((id) => p.tasks.get(id) ?? []).sort((a, b) => b.seq - a.seq)
+          : [...p.tasks.values()].reverse();
+        const status = q.get('filter.status');
+        const model = q.get('filter.model');
+        const items = picked
+          .filter((t) => !model || t.model === model)
+          .map((t) => ({ t, o: taskObject(ctx.state, t, now) }))
+          .filter(({ o }) => !status || o.status === status);
+        const page = items.slice((pageNum - 1) * pageSize, pageNum * pageSize);
+        // A list by id is how a poller reads many tasks at once: each task listed counts as a read of it.
+        if (ids.length) for (const { t } of page) countRead(p, t, now);
+        if (ids.length && p.getDelayMs > 0) await delayedRead(p);
+        sendJson(ctx.res, 200, { total: items.length, items: page.map(({ o }) => o) });
       },
     },
     {
@@ -378,7 +401,7 @@ export function arkVideoRoutes(): SimRoute[] {
             min_gap_ms: t.minGapMs,
           };
         }
-        sendJson(ctx.res, 200, { tasks, max_inflight_gets: p.maxInflightGets });
+        sendJson(ctx.res, 200, { tasks, max_inflight_gets: p.maxInflightGets, task_reads: p.reads });
       },
     },
     {

@@ -6,15 +6,36 @@ import { migrateToLatest } from './migrations.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { GuardedPgPool, type PgTimeouts } from './pg-pool.js';
 import { guardedDialect } from './guarded-dialect.js';
+import { asUnavailable } from './unavailable.js';
 import type { Dialect } from './dialect.js';
 
 export type { Dialect };
 
+/** One read statement run with its parameters: the first row's values in column order, or undefined. */
+export type RawRead = (...params: unknown[]) => unknown[] | undefined;
+
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * SQLite file databases only (null otherwise): prepares a single-statement read on a second,
+   * query-only connection, for the hottest reads (a task read). In WAL mode that connection sees
+   * every committed write at once and never a transaction still open on the main connection (which
+   * a read on the main connection between a transaction's statements would); rows come back as
+   * arrays, which costs a fraction of building an object per row. Errors are classified like
+   * Kysely's (a locked file is a 503).
+   */
+  readRaw: ((sqlText: string) => RawRead) | null;
   /** true when the database answers a trivial query */
   ping(): Promise<boolean>;
+  /**
+   * Runs background work that can be retried later (the usage ledger's batches) without ever
+   * waiting for a lock: on SQLite the work runs on the connection alone with `busy_timeout = 0`, so
+   * a write lock another process holds fails it at once (SQLITE_BUSY, a DatabaseUnavailableError)
+   * instead of standing the event loop still for `busy_timeout_ms`. On PostgreSQL, whose waits do
+   * not block the process, it simply runs `work`.
+   */
+  withoutLockWait<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -87,6 +108,8 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   let db: Kysely<Database>;
   let checkpointer: Checkpointer | null = null;
   let pgPool: GuardedPgPool | null = null;
+  let reader: SqliteConnection | null = null;
+  const busyMs = Math.max(0, Math.floor(timeouts.busy_timeout_ms));
   if (dialect === 'sqlite') {
     const { default: BetterSqlite } = await import('better-sqlite3');
     if (target !== ':memory:') mkdirSync(dirname(target), { recursive: true });
@@ -95,7 +118,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     conn.pragma('synchronous = NORMAL');
     // better-sqlite3 waits for a lock synchronously (the event loop stands still meanwhile), so the
     // wait is short; a write that still finds the file locked answers 503 (unavailable.ts).
-    conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(timeouts.busy_timeout_ms))}`);
+    conn.pragma(`busy_timeout = ${busyMs}`);
     if (target !== ':memory:' && opts.backgroundCheckpoints !== false) {
       conn.pragma('wal_autocheckpoint = 0');
       checkpointer = startCheckpointer(target, 1000, (m) => process.stderr.write(`mediagate: ${m}\n`));
@@ -103,6 +126,11 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
     db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) })) });
     if (opts.migrate !== false) await migrateToLatest(db, dialect);
+    if (target !== ':memory:') {
+      reader = new BetterSqlite(target);
+      reader.pragma(`busy_timeout = ${busyMs}`);
+      reader.pragma('query_only = ON');
+    }
   } else {
     const pg = (await import('pg')).default;
     // int8 (bigint) columns hold ms timestamps and micro-dollars, all well inside 2^53.
@@ -121,9 +149,38 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     pgPool = new GuardedPgPool(pg, target, pgTimeouts, opts.poolSize ?? 10, warn);
     db = new Kysely<Database>({ dialect: guardedDialect(new PostgresDialect({ pool: pgPool })) });
   }
+  // Kysely's SQLite driver lends its one connection to one caller at a time: while `work` holds it
+  // nothing else runs on it, so the pragma applies to `work`'s statements only.
+  const noWait = sql.raw('pragma busy_timeout = 0');
+  const restore = sql.raw(`pragma busy_timeout = ${busyMs}`);
+  const withoutLockWait = <T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> =>
+    dialect !== 'sqlite' || busyMs === 0
+      ? work(db)
+      : db.connection().execute(async (one) => {
+          await noWait.execute(one);
+          try {
+            return await work(one);
+          } finally {
+            await restore.execute(one);
+          }
+        });
+  const readConn = reader;
   return {
     db,
     dialect,
+    readRaw: readConn
+      ? (sqlText: string) => {
+          const stmt = readConn.prepare(sqlText).raw(true);
+          return (...params: unknown[]) => {
+            try {
+              return stmt.get(...params) as unknown[] | undefined;
+            } catch (err) {
+              throw asUnavailable(err);
+            }
+          };
+        }
+      : null,
+    withoutLockWait,
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<false>((resolve) => {
@@ -143,6 +200,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
       }
     },
     async close() {
+      readConn?.close();
       await db.destroy();
       await checkpointer?.stop();
     },

@@ -38,8 +38,8 @@ export interface TaskServicesDeps {
 /** Wires the video task parts together; the caller starts and stops the poller. */
 export function createTaskServices(d: TaskServicesDeps): TaskServices {
   const log = d.log ?? taskLogger(d.config);
-  const repo = new TasksRepo(d.store.db, d.store.dialect);
-  const transitions = new TaskTransitions({ repo, credit: d.credit, ledger: d.ledger, catalog: d.catalog, settings: d.config.tasks, log });
+  const repo = new TasksRepo(d.store.db, d.store.dialect, d.store.readRaw);
+  const transitions = new TaskTransitions({ repo, credit: d.credit, ledger: d.ledger, config: d.config, settings: d.config.tasks, log });
   const service = new TaskService({ config: d.config, repo, catalog: d.catalog, relay: d.relay, upstream: d.upstream, credit: d.credit, ledger: d.ledger, transitions, log });
   const poller = new Poller({ repo, transitions, upstream: d.upstream, config: d.config, log });
   const canceller = new TaskCanceller({ config: d.config, repo, transitions, upstream: d.upstream });

@@ -3,7 +3,7 @@ import { randomBase62 } from '../auth/keys.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { BillableUnits } from '../providers/video-types.js';
-import { bindTask } from './binding.js';
+import { bindTask, type VideoBinding } from './binding.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { ClaimWorker } from './claim-worker.js';
 import { performance } from 'node:perf_hooks';
@@ -52,19 +52,43 @@ class Lane {
   }
 }
 
+/** A number per adapter object, to group tasks by adapter in a string key. */
+const adapterNumbers = new WeakMap<object, number>();
+let adaptersSeen = 0;
+function adapterNumber(adapter: object): number {
+  let n = adapterNumbers.get(adapter);
+  if (n === undefined) adapterNumbers.set(adapter, (n = ++adaptersSeen));
+  return n;
+}
+
+/** Due tasks of one channel whose adapter reads many at once, gathered from one claim. */
+interface Gathered {
+  bound: VideoBinding;
+  rows: TaskRow[];
+  done: (() => void)[];
+}
+
 /**
  * Polls open video tasks (one ClaimWorker loop): every `tick_ms` it claims due tasks with a lease
  * (so each due task is polled by one instance per cycle, and a dead instance's tasks return after
  * `lease_ms`), up to `batch` in hand, claiming again as soon as half of those are done when more
- * is due; it polls them with at most `poll_concurrency` requests in flight per channel. A provider
- * 429/5xx or network error backs the task off exponentially up to `max_backoff_ms`; a task open
- * past its deadline (execution_expires_after + grace_s) fails and is refunded.
+ * is due; it polls them with at most `poll_concurrency` requests in flight per channel. Where the
+ * channel's adapter reads many tasks in one call (`getMany`), the due tasks of one claim and
+ * channel are read in calls of up to `getManyMax` ids; a task missing from such an answer is read
+ * alone. A provider 429/5xx or network error backs the task off exponentially up to
+ * `max_backoff_ms`; a task open past its deadline (execution_expires_after + grace_s) fails and
+ * is refunded.
  */
 export class Poller extends ClaimWorker<TaskRow> {
   readonly owner = `poller-${randomBase62(12)}`;
   private readonly lanes = new Map<string, Lane>();
   private lastSweep = 0;
   private observe: PollObserver | null = null;
+  /** Bindings of (channel, model), valid while `config.channels` is the same array (a reload replaces it). */
+  private bindings = new Map<string, VideoBinding | null>();
+  private bindingsOf: readonly ChannelConfig[] | null = null;
+  /** Rows handed to work() by the current claim, by channel and adapter, read together once the claim is handed out. */
+  private gathering = new Map<string, Gathered>();
 
   constructor(private readonly d: PollerDeps) {
     const tasks = () => d.config.tasks;
@@ -88,19 +112,25 @@ export class Poller extends ClaimWorker<TaskRow> {
     return row.task_id;
   }
 
-  /** Polls a claimed task when its channel has a free slot; a task still waiting at stop is left to the next owner. */
-  protected async work(row: TaskRow): Promise<void> {
-    let lane = this.lanes.get(row.channel);
-    if (!lane) this.lanes.set(row.channel, (lane = new Lane()));
-    const limit = this.channel(row.channel)?.poll_concurrency ?? 1;
-    if (!(await lane.enter(limit, this.signal))) return;
-    try {
-      await this.pollTask(row);
-    } catch (err) {
-      this.d.log('error', 'video task: poll failed', { task_id: row.task_id, error: (err as Error).message });
-    } finally {
-      lane.leave();
-    }
+  /**
+   * Polls a claimed task when its channel has a free slot; a task still waiting at stop is left to
+   * the next owner. Tasks whose adapter reads many at once wait for the rest of the claim (the
+   * claim hands every row out in one synchronous loop) and are read together.
+   */
+  protected work(row: TaskRow): Promise<void> {
+    const bound = this.bind(row);
+    if (!bound?.adapter.getMany) return this.pollAlone(row).then(() => undefined);
+    // One group per channel and adapter (a simulator channel plays several providers).
+    const key = `${row.channel}\n${adapterNumber(bound.adapter)}`;
+    return new Promise<void>((resolve) => {
+      let g = this.gathering.get(key);
+      if (!g) {
+        this.gathering.set(key, (g = { bound, rows: [], done: [] }));
+        if (this.gathering.size === 1) queueMicrotask(() => this.readGathered());
+      }
+      g.rows.push(row);
+      g.done.push(resolve);
+    });
   }
 
   protected release(): Promise<void> {
@@ -113,8 +143,119 @@ export class Poller extends ClaimWorker<TaskRow> {
     await this.sweepOpenHolds();
   }
 
+  /** Runs `fn` in a slot of the channel's lane; false when the poller stopped before a slot was free. Never throws. */
+  private async inLane(channel: string, fn: () => Promise<unknown>): Promise<boolean> {
+    let lane = this.lanes.get(channel);
+    if (!lane) this.lanes.set(channel, (lane = new Lane()));
+    const limit = this.channel(channel)?.poll_concurrency ?? 1;
+    if (!(await lane.enter(limit, this.signal))) return false;
+    try {
+      await fn();
+    } catch (err) {
+      this.d.log('error', 'video task: poll failed', { channel, error: (err as Error).message });
+    } finally {
+      lane.leave();
+    }
+    return true;
+  }
+
   private channel(name: string): ChannelConfig | undefined {
     return this.d.config.channels.find((c) => c.name === name);
+  }
+
+  /** The task's channel, adapter and target, looked up once per channel and model (until a reload). */
+  private bind(row: TaskRow): VideoBinding | undefined {
+    const channels = this.d.config.channels;
+    if (channels !== this.bindingsOf) {
+      this.bindingsOf = channels;
+      this.bindings = new Map();
+    }
+    const key = `${row.channel}\n${row.model}`;
+    let b = this.bindings.get(key);
+    if (b === undefined) this.bindings.set(key, (b = bindTask(channels, row) ?? null));
+    return b ?? undefined;
+  }
+
+  /** Reads what work() gathered: per channel, calls of up to getManyMax ids (one slot of its lane each). */
+  private readGathered(): void {
+    const groups = [...this.gathering.values()];
+    this.gathering = new Map();
+    for (const g of groups) {
+      const max = Math.max(1, g.bound.adapter.getManyMax ?? 100);
+      for (let i = 0; i < g.rows.length; i += max) {
+        const rows = g.rows.slice(i, i + max);
+        const done = g.done.slice(i, i + max);
+        const finish = () => {
+          for (const d of done) d();
+        };
+        // One task alone is read as one: the same single call, without a list around it.
+        const read = rows.length === 1 ? this.pollAlone(rows[0]) : this.pollBatch(rows, g.bound);
+        void read.then(finish, (err: unknown) => {
+          this.d.log('error', 'video task: batched poll failed', { channel: rows[0].channel, error: (err as Error).message });
+          finish();
+        });
+      }
+    }
+  }
+
+  /**
+   * Reads `rows` (open tasks of one channel) in one provider call and applies each answer; a task
+   * missing from the answer is read alone. When the call fails as a single read would back off
+   * (429, 5xx, network, timeout), every task backs off; any other failure falls back to single
+   * reads. Public so tests can race two pollers' batched reads.
+   */
+  async pollBatch(rows: TaskRow[], bound = rows[0] && this.bind(rows[0])): Promise<TaskRow[]> {
+    if (!rows.length) return [];
+    if (!bound?.adapter.getMany) return Promise.all(rows.map((r) => this.pollTask(r)));
+    const now = Date.now();
+    let found: Map<string, Record<string, unknown>> | null = null;
+    let failure: UpstreamFailure | null = null;
+    const entered = await this.inLane(rows[0].channel, async () => {
+      const started = performance.now();
+      try {
+        found = await bound.adapter.getMany!({ upstream: this.d.upstream, signal: this.signal }, bound.target, rows.map((r) => r.upstream_id));
+        this.observe?.(bound.channel.type, 'ok', (performance.now() - started) / 1000);
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure)) throw err;
+        if (err.kind !== 'aborted') this.observe?.(bound.channel.type, 'error', (performance.now() - started) / 1000);
+        failure = err;
+      }
+    });
+    // Stopped (or shutting down mid-call): the tasks stay as they are for the next owner.
+    if (!entered || (failure as UpstreamFailure | null)?.kind === 'aborted') return rows;
+    const answers = found as Map<string, Record<string, unknown>> | null;
+    if (!answers) {
+      const err = failure as UpstreamFailure | null;
+      if (err?.retryable) return Promise.all(rows.map((r) => this.backOff(r, now, err.retryAfterS)));
+      if (err) this.d.log('warn', 'video task: batched read refused; reading the tasks one by one', { channel: rows[0].channel, status: err.status, error: err.message });
+      return Promise.all(rows.map((r) => this.pollAlone(r)));
+    }
+    const at = Date.now();
+    return Promise.all(
+      rows.map(async (row) => {
+        try {
+          const raw = answers.get(row.upstream_id);
+          if (!raw) return await this.pollAlone(row);
+          return await this.finish(await this.d.transitions.apply(row, raw, bound.adapter.view(raw, at), at));
+        } catch (err) {
+          this.d.log('error', 'video task: poll failed', { task_id: row.task_id, error: (err as Error).message });
+          return row;
+        }
+      }),
+    );
+  }
+
+  /** A single read of a task in a slot of its channel's lane; never throws (a failure is logged). */
+  private async pollAlone(row: TaskRow): Promise<TaskRow> {
+    let after = row;
+    await this.inLane(row.channel, async () => {
+      try {
+        after = await this.pollTask(row);
+      } catch (err) {
+        this.d.log('error', 'video task: poll failed', { task_id: row.task_id, error: (err as Error).message });
+      }
+    });
+    return after;
   }
 
   /**
@@ -122,13 +263,17 @@ export class Poller extends ClaimWorker<TaskRow> {
    * Public so tests can race two pollers on one task.
    */
   async pollTask(row: TaskRow, now = Date.now()): Promise<TaskRow> {
-    const after = await this.pollOnce(row, now);
+    return this.finish(await this.pollOnce(row, now));
+  }
+
+  /** A task still open after a poll past its deadline fails. */
+  private finish(after: TaskRow): Promise<TaskRow> | TaskRow {
     if (!isTerminal(after.status) && Date.now() >= after.deadline_at) return this.d.transitions.timeout(after);
     return after;
   }
 
   private async pollOnce(row: TaskRow, now: number): Promise<TaskRow> {
-    const bound = bindTask(this.d.config.channels, row);
+    const bound = this.bind(row);
     if (!bound) {
       this.d.log('warn', 'video task: its channel is no longer configured for video; backing off', { task_id: row.task_id, channel: row.channel });
       return this.backOff(row, now, 0);
@@ -149,7 +294,8 @@ export class Poller extends ClaimWorker<TaskRow> {
       }
       return this.backOff(row, now, err.retryAfterS);
     }
-    return this.d.transitions.apply(row, raw, bound.adapter.view(raw), Date.now());
+    const at = Date.now();
+    return this.d.transitions.apply(row, raw, bound.adapter.view(raw, at), at);
   }
 
   /** Exponential backoff from the poll interval, at least the provider's Retry-After, at most max_backoff_ms. */

@@ -37,14 +37,17 @@ function parseData(text: string): unknown {
   }
 }
 
+/** The columns a TaskRecord is made of. */
+export type RecordColumns = Pick<TaskRow, 'task_id' | 'action' | 'status' | 'fail_reason' | 'submit_time' | 'start_time' | 'finish_time' | 'progress' | 'data' | 'upstream_id'>;
+
 /** The provider's object as the client sees it: with the public id as `id` when the gateway minted one. */
-function clientData(row: TaskRow): unknown {
+function clientData(row: RecordColumns): unknown {
   const data = parseData(row.data);
   if (!row.upstream_id || row.upstream_id === row.task_id || !data || typeof data !== 'object' || Array.isArray(data)) return data;
   return { ...(data as Record<string, unknown>), id: row.task_id };
 }
 
-export function toTaskRecord(row: TaskRow, now = Date.now()): TaskRecord {
+export function toTaskRecord(row: RecordColumns, now = Date.now()): TaskRecord {
   return {
     task_id: row.task_id,
     action: row.action,

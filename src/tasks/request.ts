@@ -155,7 +155,7 @@ export function taskNotExist(): GatewayError {
  * The caller's own task by its public id, for every client read, cancel, download and delete:
  * another key's task and a deleted one answer exactly like a task that does not exist.
  */
-export async function ownedTask(repo: { get(taskId: string): Promise<TaskRow | undefined> }, p: Principal, taskId: string): Promise<TaskRow> {
+export async function ownedTask<R extends Pick<TaskRow, 'key_id' | 'deleted_at'> = TaskRow>(repo: { get(taskId: string): Promise<R | undefined> }, p: Principal, taskId: string): Promise<R> {
   if (!TASK_ID.test(taskId)) throw invalidTaskId();
   const row = await repo.get(taskId);
   if (!row || row.key_id !== p.keyId || row.deleted_at > 0) throw taskNotExist();

@@ -11,7 +11,7 @@ import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Target } from '../upstream/target.js';
 import { randomBase62 } from '../auth/keys.js';
-import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
+import type { TaskRow, TaskView, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';
 import type { BillableUnits, CreatedTask } from '../providers/video-types.js';
@@ -189,9 +189,18 @@ export class TaskService {
   }
 
   async read(p: Principal, taskId: string): Promise<TaskRecord> {
-    let row = await ownedTask(this.d.repo, p, taskId);
-    if (row.status === 'SUCCESS' && urlNeedsRefresh(row.fail_reason, row.url_expires_at)) row = await this.refreshUrl(row);
-    return toTaskRecord(row);
+    return toTaskRecord(await this.view(p, taskId));
+  }
+
+  /**
+   * The caller's task as its read shows it (GET /v1/video/generations/{id}): only the columns the
+   * answer needs; a SUCCESS whose signed URL is about to expire is first refreshed from the provider.
+   */
+  async view(p: Principal, taskId: string): Promise<TaskView> {
+    const view = await ownedTask({ get: (id: string) => this.d.repo.view(id) }, p, taskId);
+    if (view.status !== 'SUCCESS' || !urlNeedsRefresh(view.fail_reason, view.url_expires_at)) return view;
+    const row = await this.d.repo.get(taskId);
+    return row ? this.refreshUrl(row) : view;
   }
 
   /**

@@ -3,8 +3,7 @@ import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
 import { videoCostMicros } from '../limits/pricing.js';
 import { redact, redactDeep } from '../http/redact.js';
-import { allowsPrivateNetwork } from '../upstream/address-guard.js';
-import type { Catalog } from '../relay/catalog.js';
+import { taskAllowsPrivateNetwork } from './binding.js';
 import type { BillableUnits, ProviderTaskView } from '../providers/video-types.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
@@ -19,7 +18,8 @@ export interface TransitionDeps {
   repo: TasksRepo;
   credit: CreditService;
   ledger: UsageLedger;
-  catalog: Catalog;
+  /** Read at each use: a reload replaces `channels` and `models` on this object. */
+  config: Pick<Config, 'channels' | 'models'>;
   settings: Config['tasks'];
   log: TaskLog;
   /** Archive, webhooks, logs and metrics of status moves; set after construction (they need the repo too). */
@@ -38,8 +38,7 @@ export class TaskTransitions {
    * task as it is afterwards (re-read when another writer moved it first).
    */
   async apply(row: TaskRow, raw: Record<string, unknown>, view: ProviderTaskView, now = Date.now()): Promise<TaskRow> {
-    const channel = this.d.catalog.get(row.model)?.channels.find((c) => c.name === row.channel);
-    const mapped = mapProviderTask(view, { allowPrivate: channel ? allowsPrivateNetwork(channel) : false });
+    const mapped = mapProviderTask(view, { allowPrivate: taskAllowsPrivateNetwork(this.d.config.channels, row) });
     if (!mapped) {
       this.d.log('warn', 'video task: unknown provider status; keeping the task as it is', { task_id: row.task_id, provider_status: view.rawStatus });
       return row;
@@ -51,8 +50,11 @@ export class TaskTransitions {
 
     const nowS = Math.floor(now / 1000);
     const patch: TaskPatch = {};
-    // Every string from the provider, URLs included, is scrubbed before it is stored or shown.
-    const data = JSON.stringify(redactDeep(raw));
+    // Every string from the provider, URLs included, is scrubbed before it is stored or shown. An
+    // answer that serialises to exactly the stored (already scrubbed) data is unchanged: the usual
+    // poll of a running task is settled by one JSON.stringify, without copying the object to scrub it.
+    const plain = JSON.stringify(raw);
+    const data = plain === row.data ? plain : JSON.stringify(redactDeep(raw));
     const failReason = redact(mapped.failReason);
     if (mapped.status !== current) {
       patch.status = mapped.status;
@@ -132,9 +134,10 @@ export class TaskTransitions {
       // What the provider reported wins; what it left out (a resolution Kling does not echo) is the request's.
       const estimate = estimatedUnits(row);
       const used = reported ? { ...reported, resolution: reported.resolution ?? estimate.resolution } : estimate;
-      const model = this.d.catalog.get(row.model);
+      // The model as configured, served by an enabled channel or not (one disabled since the create).
+      const model = this.d.config.models[row.model];
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
-      const cost = model ? videoCostMicros(model.config, used) : 0;
+      const cost = model ? videoCostMicros(model, used) : 0;
       const settled = await this.d.credit.settle(hold, cost);
       if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
     } else if (row.status === 'FAILURE') {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
+import { guardedAgent } from './address-guard.js';
 import { toUpstreamFailure } from './failure.js';
 import { DEFAULT_ANSWER_LIMITS, setAnswerLimits, type AnswerLimits } from './json.js';
 
@@ -19,6 +20,8 @@ export interface UpstreamTimeouts {
 
 export class UpstreamClient {
   readonly agent: Agent;
+  /** For `publicOnly` requests: every connection through the address guard (built on first use). */
+  private guarded: Agent | null = null;
 
   constructor(readonly timeouts: UpstreamTimeouts) {
     this.agent = new Agent({
@@ -43,6 +46,11 @@ export class UpstreamClient {
     /** A Readable streams the body (multipart uploads); build a fresh one for every attempt. */
     body?: string | Buffer | Readable;
     signal?: AbortSignal;
+    /**
+     * Connect only to public addresses (src/upstream/address-guard.ts): for URLs a provider handed
+     * over rather than the channel's own base_url. A refused address is an UpstreamFailure saying so.
+     */
+    publicOnly?: boolean;
   }): Promise<Dispatcher.ResponseData> {
     try {
       const res = await request(opts.url, {
@@ -50,7 +58,7 @@ export class UpstreamClient {
         headers: opts.headers,
         body: opts.body,
         signal: opts.signal,
-        dispatcher: this.agent,
+        dispatcher: opts.publicOnly ? (this.guarded ??= guardedAgent({ connectTimeoutMs: this.timeouts.connectMs })) : this.agent,
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
       });
@@ -61,7 +69,7 @@ export class UpstreamClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    await Promise.all([this.agent.close(), this.guarded?.close()]);
   }
 }

@@ -34,6 +34,10 @@ export function toUpstreamFailure(err: unknown, signal?: AbortSignal): UpstreamF
   }
   if (err instanceof undiciErrors.ConnectTimeoutError) return new UpstreamFailure('timeout', 'connecting to the upstream timed out');
   const code = (err as NodeJS.ErrnoException)?.code ?? '';
+  // The address guard refused the host (address-guard.ts); the address itself is not repeated.
+  if (code === 'EADDRREFUSED_GUARD' || ((err as { cause?: { code?: unknown } })?.cause?.code ?? '') === 'EADDRREFUSED_GUARD') {
+    return new UpstreamFailure('connect', 'refused: the provider pointed the gateway at a host that is not a public address');
+  }
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') {
     return new UpstreamFailure('connect', `cannot connect to the upstream (${code})`);
   }

@@ -195,6 +195,30 @@ describe('simulator: Ark content generation tasks', () => {
     expect(list.items.every((t: any) => t.model === 'doubao-seedance-1-0-lite-t2v-250428')).toBe(true);
   });
 
+  it('lists tasks by id (filter.task_ids repeated): only those, newest first, each counted as a read', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await create({ model: 'doubao-seedance-1-0-pro-250528', content: [{ type: 'text', text: `by id ${i} [stuck]` }] })).body.id);
+    const before = await simVideoStats(sim.url);
+    const q = new URLSearchParams({ page_num: '1', page_size: '10' });
+    for (const id of [ids[0], ids[2], 'cgt-20250101000000-nope0', ids[0]]) q.append('filter.task_ids', id);
+    const list = (await (await fetch(`${sim.url}${TASKS}?${q}`, { headers: auth })).json()) as any;
+    expect(list.total).toBe(2);
+    expect(list.items.map((t: any) => t.id)).toEqual([ids[2], ids[0]]);
+    expect(list.items[0]).toMatchObject({ id: ids[2], model: 'doubao-seedance-1-0-pro-250528', error: null });
+    expect(['queued', 'running']).toContain(list.items[0].status);
+    const after = await simVideoStats(sim.url);
+    expect(after.tasks[ids[0]].polls).toBe(before.tasks[ids[0]].polls + 1);
+    expect(after.tasks[ids[1]].polls).toBe(before.tasks[ids[1]].polls);
+    expect(after.tasks[ids[2]].polls).toBe(before.tasks[ids[2]].polls + 1);
+    expect((after as any).task_reads).toBe((before as any).task_reads + 2);
+    // page_size cuts the answer; total still counts every match.
+    const one = new URLSearchParams({ page_num: '2', page_size: '1' });
+    for (const id of ids) one.append('filter.task_ids', id);
+    const page2 = (await (await fetch(`${sim.url}${TASKS}?${one}`, { headers: auth })).json()) as any;
+    expect(page2.total).toBe(3);
+    expect(page2.items.map((t: any) => t.id)).toEqual([ids[1]]);
+  });
+
   it('refuses an expired download URL with 403', async () => {
     sim.state.options.urlTtlS = 1;
     try {

@@ -13,10 +13,17 @@ import { ARK_DEFAULT_EXPIRES_S, ARK_TASK_STATUSES, SEEDANCE_FPS, SEEDANCE_RATIOS
 //   POST   /api/v3/contents/generations/tasks       {model, content[], <params>} → {id}
 //   GET    /api/v3/contents/generations/tasks/{id}  → the task object
 //   DELETE /api/v3/contents/generations/tasks/{id}  → {} (a queued task becomes cancelled)
+//   GET    /api/v3/contents/generations/tasks?page_num=1&page_size=N&filter.task_ids=a&filter.task_ids=b
+//          → {total, items: [task object, …]} (the poller's batched read; tasks of the last 7 days)
 // content[] holds one {type:"text", text} and {type:"image_url", image_url:{url}, role} items;
 // generation parameters are top-level fields.
 
 const TASKS = '/contents/generations/tasks';
+/**
+ * Ids per batched read. Ark takes page_size up to 500; 100 ids keep the query string near 4.5 KB,
+ * under the 8 KB request-line limit common to proxies in front of an API.
+ */
+export const ARK_LIST_IDS = 100;
 // Fields the gateway builds itself; metadata cannot replace them.
 const RESERVED = new Set(['model', 'content']);
 const SERVICE_TIERS = ['default', 'flex'];
@@ -104,6 +111,22 @@ export const arkVideos: VideoAdapter = {
 
   get(call, target, upstreamId) {
     return send(call, target, 'GET', `${TASKS}/${encodeURIComponent(upstreamId)}`);
+  },
+
+  getManyMax: ARK_LIST_IDS,
+
+  async getMany(call, target, upstreamIds) {
+    const q = new URLSearchParams({ page_num: '1', page_size: String(Math.min(500, Math.max(1, upstreamIds.length))) });
+    for (const id of upstreamIds) q.append('filter.task_ids', id);
+    const out = await send(call, target, 'GET', `${TASKS}?${q.toString()}`);
+    if (!Array.isArray(out.items)) throw new UpstreamFailure('malformed', 'the Ark task list has no items array', 200);
+    const wanted = new Set(upstreamIds);
+    const found = new Map<string, Record<string, unknown>>();
+    for (const item of out.items as unknown[]) {
+      const task = item as Record<string, unknown> | null;
+      if (task && typeof task === 'object' && typeof task.id === 'string' && wanted.has(task.id)) found.set(task.id, task);
+    }
+    return found;
   },
 
   view(task, now = Date.now()) {

@@ -3,7 +3,7 @@ import { errors } from '../../http/errors.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import type { Target } from '../../upstream/target.js';
 import type { VideoAdapter, VideoCall, VideoGenerationRequest, VideoImage } from '../video-types.js';
-import { getFollowingRedirects, imageBytes, jsonCall, obj, refuseParams, secondsEstimate, str } from '../video-support.js';
+import { getFollowingRedirects, imageBytes, sameOrigin, jsonCall, obj, refuseParams, secondsEstimate, str } from '../video-support.js';
 import { geminiFailure, geminiHeaders, geminiUrl } from './api.js';
 import { VEO_DURATIONS, VEO_FALLBACK, VEO_IMAGE_TYPES, VEO_LONG_ONLY_DURATION, VEO_MAX_REFERENCE_IMAGES, VEO_MODELS, VEO_RATIOS } from './wire.js';
 
@@ -64,14 +64,6 @@ function sampleUri(task: Record<string, unknown>): string {
   return Array.isArray(samples) ? str(obj(obj(samples[0]).video).uri) : '';
 }
 
-const sameOrigin = (a: string, b: string) => {
-  try {
-    return new URL(a).origin === new URL(b).origin;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * GETs the video with the key and follows the redirect to its signed location. The key goes only
  * to the channel's own origin: a URI elsewhere never sees it.
@@ -79,7 +71,7 @@ const sameOrigin = (a: string, b: string) => {
 async function download(call: VideoCall, target: Target, task: Record<string, unknown>, range?: string): Promise<Dispatcher.ResponseData> {
   const uri = sampleUri(task);
   if (!uri) throw new UpstreamFailure('malformed', 'the operation holds no video to download', 200);
-  return getFollowingRedirects(call, uri, (url) => ({ ...(range ? { range } : {}), ...(sameOrigin(url, target.baseUrl) ? { 'x-goog-api-key': target.apiKey } : {}) }));
+  return getFollowingRedirects(call, target, uri, (url) => ({ ...(range ? { range } : {}), ...(sameOrigin(url, target.baseUrl) ? { 'x-goog-api-key': target.apiKey } : {}) }));
 }
 
 export const geminiVideos: VideoAdapter = {

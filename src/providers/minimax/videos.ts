@@ -68,7 +68,7 @@ async function download(call: VideoCall, target: Target, task: Record<string, un
   const url = str(file.download_url);
   if (!/^https?:\/\//.test(url)) throw new UpstreamFailure('malformed', 'the file has no download_url', 200);
   // The download URL is signed and needs no key: the key never leaves for the storage host.
-  return getFollowingRedirects(call, url, (): Record<string, string> => (range ? { range } : {}));
+  return getFollowingRedirects(call, target, url, (): Record<string, string> => (range ? { range } : {}));
 }
 
 export const minimaxVideos: VideoAdapter = {

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database, TaskTable } from '../schema.js';
-import type { Dialect } from '../db.js';
+import type { Dialect, RawRead, Store } from '../db.js';
 import { prepared } from '../prepared.js';
 import { insertArchiveJob, type ArchiveRow } from './archives.js';
 import { insertOutbox, type OutboxRow } from './webhook-outbox.js';
@@ -24,10 +24,40 @@ export const TERMINAL_STATUSES = ['SUCCESS', 'FAILURE'] as const;
 // Kysely returns bigint columns as strings on some drivers; every numeric column is made a number.
 const NUMERIC: (keyof TaskRow)[] = ['submit_time', 'start_time', 'finish_time', 'estimated_units', 'next_poll_at', 'lease_until', 'poll_failures', 'deadline_at', 'url_expires_at', 'updated_at', 'deleted_at'];
 
-export function normalizeTask(row: TaskRow): TaskRow {
-  const out = { ...row } as Record<string, unknown>;
-  for (const k of NUMERIC) out[k] = Number(out[k]);
-  return out as TaskRow;
+/**
+ * Makes a fresh driver row's numeric columns numbers, in place (no copy: a row object is built per
+ * query, and copying its ~26 columns cost more than the read itself). The drivers as configured
+ * already answer numbers (db.ts), so this usually changes nothing.
+ */
+export function normalizeTask<R extends Partial<TaskRow>>(row: R): R {
+  const out = row as Record<string, unknown>;
+  for (const k of NUMERIC) {
+    const v = out[k];
+    if (v !== undefined && typeof v !== 'number') out[k] = Number(v);
+  }
+  return row;
+}
+
+/** The columns a client's read of its task needs (ownership, the TaskRecord, the URL's expiry). */
+export const VIEW_COLUMNS = ['task_id', 'key_id', 'action', 'status', 'fail_reason', 'submit_time', 'start_time', 'finish_time', 'progress', 'data', 'upstream_id', 'url_expires_at', 'deleted_at'] as const;
+export type TaskView = Pick<TaskRow, (typeof VIEW_COLUMNS)[number]>;
+
+function viewFromValues(v: unknown[]): TaskView {
+  return normalizeTask({
+    task_id: v[0] as string,
+    key_id: v[1] as string,
+    action: v[2] as string,
+    status: v[3] as string,
+    fail_reason: v[4] as string,
+    submit_time: v[5] as number,
+    start_time: v[6] as number,
+    finish_time: v[7] as number,
+    progress: v[8] as string,
+    data: v[9] as string,
+    upstream_id: v[10] as string,
+    url_expires_at: v[11] as number,
+    deleted_at: v[12] as number,
+  });
 }
 
 /**
@@ -36,14 +66,21 @@ export function normalizeTask(row: TaskRow): TaskRow {
  * with a lease: another poller cannot take a leased task until the lease runs out.
  */
 export class TasksRepo {
-  // A task read (GET /v1/video/generations/{id}, every client's polling): compiled once.
+  // A whole task by id: compiled once.
   private readonly byId;
+  // A client's task read (GET /v1/video/generations/{id}, every client's polling): only the
+  // columns it shows, on SQLite through the store's query-only connection as an array of values.
+  private readonly viewById;
+  private readonly viewRaw: RawRead | null;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
+    readRaw: Store['readRaw'] = null,
   ) {
     this.byId = prepared(db, (taskId: string) => db.selectFrom('tasks').selectAll().where('task_id', '=', taskId), ['']);
+    this.viewById = prepared(db, (taskId: string) => db.selectFrom('tasks').select([...VIEW_COLUMNS]).where('task_id', '=', taskId), ['']);
+    this.viewRaw = readRaw ? readRaw(`select ${VIEW_COLUMNS.join(', ')} from tasks where task_id = ?`) : null;
   }
 
   /** Stores a new task, with where its webhooks go (in one transaction) when it has a callback, and the first row of its timeline. */
@@ -57,6 +94,16 @@ export class TasksRepo {
 
   async get(taskId: string): Promise<TaskRow | undefined> {
     const row = (await this.byId(taskId))[0];
+    return row ? normalizeTask(row) : undefined;
+  }
+
+  /** What a client's read of the task shows (VIEW_COLUMNS); the latest committed version. */
+  async view(taskId: string): Promise<TaskView | undefined> {
+    if (this.viewRaw) {
+      const values = this.viewRaw(taskId);
+      return values ? viewFromValues(values) : undefined;
+    }
+    const row = (await this.viewById(taskId))[0];
     return row ? normalizeTask(row) : undefined;
   }
 

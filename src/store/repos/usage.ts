@@ -25,7 +25,14 @@ export class UsageRepo {
   /** The compiled INSERT of n rows, per chunk size (built on first need, then reused). */
   private readonly inserts = new Map<number, CompiledQuery>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `writeScope` runs each batch's write (the store's `withoutLockWait` in the gateway: a batch
+   * never waits for a SQLite lock on the event loop; the ledger keeps it and retries instead).
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly writeScope: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T> = (work) => work(db),
+  ) {}
 
   async insertMany(rows: UsageEntry[]): Promise<void> {
     if (!rows.length) return;
@@ -38,8 +45,7 @@ export class UsageRepo {
     }
     const run = (db: Kysely<Database>) => Promise.all(plan.map(([q, chunk]) => db.executeQuery({ ...q, parameters: chunk.flatMap((r) => COLUMNS.map((c) => r[c])) })));
     // A batch is one statement or one transaction: a failed batch leaves no row behind (the ledger retries it).
-    if (plan.length === 1) await run(this.db);
-    else await this.db.transaction().execute(run);
+    await this.writeScope((db) => (plan.length === 1 ? run(db) : db.transaction().execute(run)));
   }
 
   private insertOf(n: number): CompiledQuery {

@@ -2,11 +2,11 @@ import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Config } from '../../config/schema.js';
 import type { TaskRow } from '../../store/repos/tasks.js';
-import { allowsPrivateNetwork, guardedAgent, isHttpUrl } from '../../upstream/address-guard.js';
+import { guardedAgent, isHttpUrl } from '../../upstream/address-guard.js';
 import type { UpstreamClient } from '../../upstream/client.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { urlNeedsRefresh } from '../../providers/signed-url.js';
-import { bindTask } from '../binding.js';
+import { bindTask, taskAllowsPrivateNetwork } from '../binding.js';
 import { servedByGateway } from '../status.js';
 
 /** A video body on its way to a client or to storage, with the headers that describe it. */
@@ -83,13 +83,12 @@ export class ProviderVideoSource {
   private async fromUrl(row: TaskRow, range: string | undefined, signal: AbortSignal | undefined): Promise<Attempt> {
     const url = row.fail_reason;
     if (!isHttpUrl(url)) return null;
-    const channel = this.d.config.channels.find((c) => c.name === row.channel);
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
         method: 'GET',
         headers: range ? { range } : {},
-        dispatcher: channel && allowsPrivateNetwork(channel) ? this.open_ : this.guarded,
+        dispatcher: taskAllowsPrivateNetwork(this.d.config.channels, row) ? this.open_ : this.guarded,
         signal,
         headersTimeout: this.d.config.relay.first_byte_timeout_ms,
         bodyTimeout: this.d.config.relay.stream_idle_timeout_ms,
