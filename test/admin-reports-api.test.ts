@@ -3,6 +3,10 @@ import OpenAI from 'openai';
 import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
 import { createTask, waitForTask } from './helpers/video.js';
 import { eventually } from './helpers/eventually.js';
+import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { VEO_DEFAULT_MODELS } from '../src/providers/gemini/models.js';
+import { HAILUO_DEFAULT_MODELS } from '../src/providers/minimax/models.js';
+import { sampleVideo } from '../src/simulator/mp4.js';
 
 // /admin/api/usage (filters, cursor pages, group_by, CSV), overview, tasks (list, detail with
 // timeline, video content), channels (stats, test), config (masked) and reload.
@@ -152,5 +156,62 @@ describe('admin API: usage, tasks, channels, config', () => {
     expect(reloads).toBe(1);
     const audit = await gw.api('GET', '/admin/api/audit');
     expect(audit.body.data.map((e: any) => e.action)).toEqual(expect.arrayContaining(['config.reload', 'channel.test']));
+  });
+});
+
+// Veo's and Hailuo's results are fetched with the channel's key (no link to hand out): the admin
+// surface streams them through the same content source as the public /content route.
+describe('admin API: the video of a task only the channel key can fetch', () => {
+  let gw: AdminGateway;
+  const models = { ...SIMULATOR_MODELS, ...VEO_DEFAULT_MODELS, ...HAILUO_DEFAULT_MODELS };
+
+  beforeAll(async () => {
+    gw = await startAdminGateway({ channels: [{ name: 'simulator', type: 'simulator', api_key: 'sim-channel-secret-0123456789', models: Object.keys(models) }], models });
+  });
+  afterAll(async () => gw?.close());
+
+  const video = (id: string, headers: Record<string, string> = {}) => fetch(`${gw.url}/admin/api/tasks/${id}/content`, { headers: { authorization: `Bearer ${gw.token}`, ...headers } });
+
+  it.each([
+    ['veo-3.1-fast-generate-preview', { duration: 4, resolution: '720p' }],
+    ['MiniMax-Hailuo-02', { duration: 6, resolution: '768p' }],
+  ])('%s: streams it whole and by Range, with admin auth only', async (model, params) => {
+    const owner = await gw.createKey();
+    const created = await createTask(gw.url, owner.key, { model, prompt: 'a corgi', ...params });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.data.task_id;
+    const done = await waitForTask(gw.url, owner.key, id, (r) => r.status === 'SUCCESS' || r.status === 'FAILURE');
+    expect(done.status).toBe('SUCCESS');
+    // The client is shown the gateway's /content URL: there is no provider link.
+    expect(done.fail_reason).toMatch(/\/v1\/video\/generations\/[^/]+\/content$/);
+
+    const whole = await video(id);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-type')).toBe('video/mp4');
+    expect(whole.headers.get('cache-control')).toBe('private, no-store');
+    expect(Buffer.from(await whole.arrayBuffer()).equals(sampleVideo())).toBe(true);
+
+    const part = await video(id, { range: 'bytes=100-199' });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${sampleVideo().length}`);
+    expect(Buffer.from(await part.arrayBuffer()).equals(sampleVideo().subarray(100, 200))).toBe(true);
+    expect([...whole.headers.values(), ...part.headers.values()].join(' ')).not.toContain('sim-channel-secret-0123456789');
+
+    // Admin auth, not the owner's key.
+    const asOwner = await fetch(`${gw.url}/admin/api/tasks/${id}/content`, { headers: { authorization: `Bearer ${owner.key}` } });
+    expect(asOwner.status).toBe(401);
+    expect(((await asOwner.json()) as any).error.code).toBe('invalid_admin_token');
+  });
+
+  it('answers 409 for a task that has not finished and 404 for none, in the admin shape', async () => {
+    const owner = await gw.createKey();
+    const created = await createTask(gw.url, owner.key, { model: 'veo-3.1-fast-generate-preview', prompt: 'a corgi [stuck]', duration: 4, resolution: '720p' });
+    expect(created.status).toBe(200);
+    const open = await video(created.body.data.task_id);
+    expect(open.status).toBe(409);
+    expect(((await open.json()) as any).error.code).toBe('conflict');
+    const none = await video('no-such-task');
+    expect(none.status).toBe(404);
+    expect(((await none.json()) as any).error.code).toBe('not_found');
   });
 });

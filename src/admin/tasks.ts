@@ -2,7 +2,8 @@ import type { Config } from '../config/schema.js';
 import type { TasksRepo } from '../store/repos/tasks.js';
 import type { TaskEventsRepo } from '../store/repos/task-events.js';
 import type { TaskReportsRepo } from '../store/repos/task-reports.js';
-import type { TaskService } from '../tasks/service.js';
+import type { VideoContent } from '../tasks/content/video-content.js';
+import type { VideoStream } from '../tasks/content/provider-source.js';
 import { toTaskRecord, type TaskRecord } from '../tasks/record.js';
 import { progressOf } from '../tasks/status.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -32,7 +33,7 @@ export interface TaskAdminDeps {
   repo: TasksRepo;
   events: TaskEventsRepo;
   reports: TaskReportsRepo;
-  service: TaskService;
+  content: VideoContent;
 }
 
 export class TaskAdmin {
@@ -91,14 +92,15 @@ export class TaskAdmin {
     };
   }
 
-  /** The finished task's video URL, refreshed from the provider when the stored one has expired. */
-  async videoUrl(taskId: string): Promise<string> {
+  /**
+   * The finished task's video, streamed as its owner gets it from /content (the same source: the
+   * archived copy, else the provider's signed URL — refreshed when expired — or, for results only
+   * the channel's key can fetch, the adapter's download; Range passed through).
+   */
+  async video(taskId: string, range: string | undefined, signal?: AbortSignal): Promise<VideoStream> {
     const row = await this.d.repo.get(taskId);
     if (!row) throw adminErrors.notFound(`The task ${JSON.stringify(taskId)}`);
     if (row.status !== 'SUCCESS') throw adminErrors.conflict(`The task ${taskId} has no video: it is ${row.status}.`);
-    // Read as its own key would: the task service refreshes an expired signed URL.
-    const record = await this.d.service.read({ keyId: row.key_id, name: '', models: null, rpm: 0, concurrency: 0, limitedCredit: false }, taskId);
-    if (!/^https?:\/\//.test(record.fail_reason)) throw adminErrors.conflict(`The task ${taskId} has no video URL.`);
-    return record.fail_reason;
+    return this.d.content.openFinished(row, range, signal);
   }
 }

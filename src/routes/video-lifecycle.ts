@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { VideoContent } from '../tasks/content/video-content.js';
+import type { VideoStream } from '../tasks/content/provider-source.js';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import type { Services } from '../services.js';
@@ -58,6 +59,11 @@ export async function sendVideo(content: VideoContent, request: FastifyRequest, 
   request.raw.once('close', () => abort.abort());
   const range = typeof request.headers.range === 'string' ? request.headers.range : undefined;
   const video = await content.open(principalOf(request), taskId, range, abort.signal);
+  return replyWithVideo(reply, video);
+}
+
+/** Sends a video stream with its status and headers (the public /content routes and the admin API's). */
+export function replyWithVideo(reply: FastifyReply, video: VideoStream): FastifyReply {
   reply.code(video.status).header('content-type', video.contentType).header('accept-ranges', 'bytes');
   if (video.contentLength !== undefined) reply.header('content-length', video.contentLength);
   if (video.contentRange !== undefined) reply.header('content-range', video.contentRange);

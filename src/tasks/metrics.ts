@@ -17,7 +17,7 @@ export class TaskMetrics {
     this.moves = new Counter({ name: 'mediagate_video_task_moves_total', help: 'Video task status moves written by this instance, by provider (channel type) and new status', labelNames: ['provider', 'status'], registers });
     this.pollSeconds = new Histogram({
       name: 'mediagate_video_poll_duration_seconds',
-      help: 'Time of one provider read of a video task, by provider and outcome (ok, error)',
+      help: 'Time of one provider read call of the poller (one video task, or a batched read of several), by provider and outcome (ok, error)',
       labelNames: ['provider', 'outcome'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,

@@ -24,7 +24,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services, ad
     registerSessionRoutes(scope, admin, services.config);
     registerKeyRoutes(scope, admin);
     registerReportRoutes(scope, admin);
-    registerTaskRoutes(scope, admin, services.upstream);
+    registerTaskRoutes(scope, admin);
     registerSystemRoutes(scope, admin, services.config, opts.reload);
     registerConsoleRoutes(scope, opts.consoleDir);
   });

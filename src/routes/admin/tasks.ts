@@ -1,16 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { request as undiciRequest } from 'undici';
 import type { Admin } from '../../admin/index.js';
 import type { Query } from '../../admin/query.js';
-import { GatewayError } from '../../http/errors.js';
-import type { UpstreamClient } from '../../upstream/client.js';
+import { replyWithVideo } from '../video-lifecycle.js';
 
 const tags = ['admin: tasks'];
 const Id = Type.Object({ id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' }) });
-const PASSED_HEADERS = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'last-modified', 'etag'];
 
-export function registerTaskRoutes(app: FastifyInstance, admin: Admin, upstream: UpstreamClient): void {
+export function registerTaskRoutes(app: FastifyInstance, admin: Admin): void {
   app.get('/admin/api/tasks', { schema: { tags, summary: 'Video tasks of every key, newest first (status, model, key, provider, from, to, limit, cursor)' } }, async (request) =>
     admin.tasks.list(request.query as Query),
   );
@@ -19,30 +16,16 @@ export function registerTaskRoutes(app: FastifyInstance, admin: Admin, upstream:
     admin.tasks.detail(request.params.id),
   );
 
-  // The finished video, streamed from the provider's URL (Range passed through, so a <video>
-  // element can seek); the console plays it from here without ever seeing the provider's URL.
+  // The finished video, streamed as its owner gets it from /content (archive, provider URL or the
+  // channel-key download; Range passed through, so a <video> element can seek): the console plays
+  // it from here without ever seeing a provider URL or key.
   app.get<{ Params: { id: string } }>('/admin/api/tasks/:id/content', { schema: { tags, summary: 'The finished task\'s video, streamed (Range supported)', params: Id } }, async (request, reply) => {
-    const url = await admin.tasks.videoUrl(request.params.id);
-    const range = request.headers.range;
-    const ac = new AbortController();
-    request.raw.on('close', () => ac.abort());
-    let res;
-    try {
-      res = await undiciRequest(url, { method: 'GET', headers: range ? { range } : {}, dispatcher: upstream.agent, signal: ac.signal, maxRedirections: 0 } as Parameters<typeof undiciRequest>[1]);
-    } catch {
-      throw new GatewayError(502, 'upstream_error', 'The provider\'s video could not be fetched.');
-    }
-    if (res.statusCode !== 200 && res.statusCode !== 206) {
-      await res.body.dump().catch(() => undefined);
-      throw new GatewayError(502, 'upstream_error', `The provider answered ${res.statusCode} for the video.`);
-    }
-    reply.code(res.statusCode);
-    for (const h of PASSED_HEADERS) {
-      const v = res.headers[h];
-      if (typeof v === 'string') reply.header(h, v);
-    }
-    if (!res.headers['content-type']) reply.header('content-type', 'video/mp4');
+    const abort = new AbortController();
+    // An operator who goes away stops the provider download too.
+    request.raw.once('close', () => abort.abort());
+    const range = typeof request.headers.range === 'string' ? request.headers.range : undefined;
+    const video = await admin.tasks.video(request.params.id, range, abort.signal);
     reply.header('cache-control', 'private, no-store');
-    return reply.send(res.body);
+    return replyWithVideo(reply, video);
   });
 }

@@ -3,7 +3,7 @@ import type { Principal } from '../../auth/principal.js';
 import { GatewayError, errors } from '../../http/errors.js';
 import { redact } from '../../http/redact.js';
 import type { ArchivesRepo } from '../../store/repos/archives.js';
-import type { TasksRepo } from '../../store/repos/tasks.js';
+import type { TaskRow, TasksRepo } from '../../store/repos/tasks.js';
 import type { VideoStorage } from '../archive/storage.js';
 import type { TaskLog } from '../log.js';
 import { ownedTask } from '../request.js';
@@ -28,7 +28,15 @@ export class VideoContent {
   async open(p: Principal, taskId: string, range: string | undefined, signal?: AbortSignal): Promise<VideoStream> {
     const row = await ownedTask(this.d.tasks, p, taskId);
     if (row.status !== 'SUCCESS') throw new GatewayError(404, 'video_not_ready', `The task has no video: its status is ${row.status}.`);
+    return this.openFinished(row, range, signal);
+  }
 
+  /**
+   * The video of a finished (SUCCESS) task whoever asks: the owner through open(), an operator
+   * through the admin API (GET /admin/api/tasks/{id}/content), which checks its own access first.
+   */
+  async openFinished(row: TaskRow, range: string | undefined, signal?: AbortSignal): Promise<VideoStream> {
+    const taskId = row.task_id;
     const fromArchive = await this.fromArchive(taskId, range);
     if (fromArchive) return fromArchive;
     let video: VideoStream | null;
