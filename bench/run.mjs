@@ -165,20 +165,26 @@ async function main() {
     if (runs('streams')) {
       log('streams: time to first token and concurrent streams held');
       // Portkey as npm installs it, streamed: recorded, because it fails (see docs/benchmarks.md).
-      const vanilla = await request(ctx.chatTargets.portkey.url + '/v1/chat/completions', { method: 'POST', headers: ctx.chatTargets.portkey.headers, body: ctx.bodies.stream });
-      results.meta.portkeyAsInstalledStream = { status: vanilla.status, ok: vanilla.status === 200 && vanilla.text.includes('[DONE]'), body: vanilla.text.slice(0, 120) };
-      const portkeyStreams = await startServer('portkey-streams', portkeyArgs, { env: { BENCH_NATIVE_RESPONSE: '1' } });
-      ctx.streamTargets = {
+      // --targets: only the chosen ones (the direct path always).
+      const withPortkey = Boolean(ctx.chatTargets.portkey);
+      let portkeyStreams = null;
+      if (withPortkey) {
+        const vanilla = await request(ctx.chatTargets.portkey.url + '/v1/chat/completions', { method: 'POST', headers: ctx.chatTargets.portkey.headers, body: ctx.bodies.stream });
+        results.meta.portkeyAsInstalledStream = { status: vanilla.status, ok: vanilla.status === 200 && vanilla.text.includes('[DONE]'), body: vanilla.text.slice(0, 120) };
+        portkeyStreams = await startServer('portkey-streams', portkeyArgs, { env: { BENCH_NATIVE_RESPONSE: '1' } });
+      }
+      const streamTargets = {
         direct: { ...ctx.chatTargets.direct },
-        raw: { ...ctx.chatTargets.raw },
-        portkey: { ...ctx.chatTargets.portkey, url: portkeyStreams.url },
-        mediagate: { ...ctx.chatTargets.mediagate },
+        raw: ctx.chatTargets.raw && { ...ctx.chatTargets.raw },
+        portkey: portkeyStreams && { ...ctx.chatTargets.portkey, url: portkeyStreams.url },
+        mediagate: ctx.chatTargets.mediagate && { ...ctx.chatTargets.mediagate },
       };
-      ctx.pids = { direct: up.pid, raw: raw.pid, portkey: portkeyStreams.pid, mediagate: mg.pid };
+      ctx.streamTargets = Object.fromEntries(Object.entries(streamTargets).filter(([, t]) => t));
+      ctx.pids = { direct: up.pid, raw: raw.pid, portkey: portkeyStreams?.pid, mediagate: mg.pid };
       try {
         results.streams = await streamsPhase(ctx);
       } finally {
-        await portkeyStreams.stop();
+        await portkeyStreams?.stop();
       }
     }
     if (runs('models')) {

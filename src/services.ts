@@ -112,7 +112,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxConnections: config.relay.max_connections_per_origin,
     answerLimits: { bodyBytes: Math.floor(config.relay.max_body_mb * 1024 * 1024), eventBytes: Math.floor(config.relay.max_stream_event_mb * 1024 * 1024) },
   });
-  const leasesRepo = new LeasesRepo(store.db);
+  const leasesRepo = new LeasesRepo(store.db, store.withoutLockWait);
   const leaseOptions = {
     ...DEFAULT_LEASE_OPTIONS,
     ttlMs: config.limits.credit_lease_ttl_s * 1000,

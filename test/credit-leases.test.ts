@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import BetterSqlite from 'better-sqlite3';
 import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
+import { eventually } from './helpers/eventually.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
 import { ReservationsRepo } from '../src/store/repos/reservations.js';
@@ -128,5 +130,56 @@ describe('credit leases', () => {
     await books[0].close();
     expect(await leaseRows(p.keyId)).toEqual([]);
     expect((await new ReservationsRepo(stores[0].db).account(p.keyId))!.balanceMicros).toBe(10_000 - 60);
+  });
+});
+
+// The timer's write-backs run off the request path: on SQLite (better-sqlite3 waits for a lock
+// synchronously) one that waited for a write lock another process holds would stand the gateway
+// still for database.busy_timeout_ms on every tick. They never wait: the settled amount stays in
+// the lease until the lock is gone, then reaches the balance exactly once. The busy timeout here is
+// 60 s, so a write-back that waited would outlast the test's own timeout.
+describe.skipIf(testDialect() !== 'sqlite')('credit lease write-backs on a SQLite file whose write lock another process holds', () => {
+  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  let store: Store;
+  let book: LeaseBook;
+
+  beforeEach(async () => {
+    db = await freshDatabaseUrl();
+    store = await openStore(db.url, { timeouts: { busy_timeout_ms: 60_000 } });
+  });
+  afterEach(async () => {
+    await book?.close();
+    await store.close();
+    await db.drop();
+  });
+
+  it('keeps the settled amount without waiting for the lock, then writes it back once', async () => {
+    const errors: unknown[] = [];
+    const repo = new LeasesRepo(store.db, store.withoutLockWait);
+    book = new LeaseBook(repo, { ...DEFAULT_LEASE_OPTIONS, flushMs: 20 }, (e) => errors.push(e));
+    const credit = new CreditService(new ReservationsRepo(store.db), { book, repo });
+    const row = await new KeysRepo(store.db).create({ name: 't', keyHash: 'h-lease-lock', keyPrefix: 'mg-x', creditMicros: 1_000_000 });
+    const p: Principal = { keyId: row.id, name: 't', models: null, rpm: 0, concurrency: 0, limitedCredit: true };
+    const balance = async () => (await credit.account(p.keyId))!.balanceMicros;
+    const hold = await credit.reserve(p, 1000);
+
+    const other = new BetterSqlite(db.url.slice('sqlite:'.length));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await credit.settle(hold, 700);
+      expect(book.view(p.keyId)?.pendingMicros).toBe(700);
+      // Many ticks meet the lock (each would wait 60 s); the amount stays pending, reported once.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(book.view(p.keyId)?.pendingMicros).toBe(700);
+      expect(errors.length).toBe(1);
+      expect(String((errors[0] as Error).message)).toMatch(/database unavailable/);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await eventually(() => book.view(p.keyId)?.pendingMicros === 0, 10_000, 'the write-back');
+    await book.close();
+    expect(await balance()).toBe(1_000_000 - 700);
+    expect(await store.db.selectFrom('credit_leases').selectAll().where('key_id', '=', p.keyId).execute()).toEqual([]);
   });
 });

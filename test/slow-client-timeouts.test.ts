@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { parseResponse } from './helpers/raw-http.js';
+import { eventually } from './helpers/eventually.js';
 
 // Clients that hold a connection without finishing their request: a body dripping a byte at a
 // time, headers that never end, a body nobody will read after a 401, and one address opening more
@@ -110,6 +111,22 @@ describe('slow and greedy clients', () => {
     expect(h.socket.destroyed).toBe(false);
     expect(h.received().toString('latin1')).toMatch(/^HTTP\/1\.1 (400|404)/);
     expect(h.received().toString('latin1')).not.toMatch(/connection: close/i);
+  });
+
+  it('keeps the connection of a bodiless request answered at once (GET /v1/models, a key without limits) open for the next request', async () => {
+    // Every hook of this request runs synchronously: the answer goes out before Node has marked the
+    // request complete, which must not read as "a body left unread".
+    const unlimited = (await gw.createKey({ rpm: 0, concurrency: 0 })).key;
+    const h = await track();
+    const get = `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${unlimited}\r\n\r\n`;
+    h.socket.write(get);
+    const answers = () => h.received().toString('latin1').match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+    await eventually(() => /\r\n\r\n\{"object":"list"[\s\S]*\}$/.test(h.received().toString('latin1')), 5000, 'the first answer');
+    expect(h.received().toString('latin1')).not.toMatch(/connection: close/i);
+    const first = h.received().length;
+    h.socket.write(get);
+    await eventually(() => answers() === 2 && h.received().length >= first * 2 - 2, 5000, 'the second answer on the same connection');
+    expect(h.socket.destroyed).toBe(false);
   });
 
   it('refuses connections of one address beyond max_connections_per_client, and accepts again when one closes', async () => {

@@ -101,6 +101,34 @@ describe('listing video tasks', () => {
     expect(both.body.data.tasks.map((t: any) => t.data.id).sort()).toEqual(['seed-0', 'seed-12', 'seed-18', 'seed-24', 'seed-30', 'seed-36', 'seed-42', 'seed-6'].sort());
   });
 
+  it('pages every filter combination (status, model, both, neither) to exactly its tasks, in order', async () => {
+    // The seeded tasks as the list must show them: newest submit_time first, ties by task id, descending.
+    const seeded = Array.from({ length: SEEDED }, (_, i) => seededRow(owner.id, i));
+    const expected = (status?: string, model?: string) =>
+      seeded
+        .filter((r) => (!status || r.status === status) && (!model || r.model === model))
+        .sort((a, b) => b.submit_time - a.submit_time || (a.task_id < b.task_id ? 1 : -1))
+        .map((r) => r.task_id);
+    for (const status of [undefined, 'SUCCESS', 'FAILURE']) {
+      for (const model of [undefined, 'sim-video']) {
+        const seen: string[] = [];
+        let after: string | null = null;
+        for (let pages = 0; pages < 50; pages++) {
+          const q = new URLSearchParams({ limit: '4' });
+          if (status) q.set('status', status);
+          if (model) q.set('model', model);
+          if (after) q.set('after', after);
+          const r = await list(gw, owner.key, `?${q}`);
+          expect(r.status).toBe(200);
+          seen.push(...r.body.data.tasks.map((t: any) => t.task_id));
+          after = r.body.data.next_after;
+          if (!r.body.data.has_more) break;
+        }
+        expect({ status, model, seen }).toEqual({ status, model, seen: expected(status, model) });
+      }
+    }
+  });
+
   it("shows a key only its own tasks, including ones created through the API", async () => {
     const fresh = await gw.createKey({ name: 'fresh' });
     const created = await createTask(gw.url, fresh.key, { model: 'sim-video', prompt: 'a corgi' });

@@ -148,6 +148,7 @@ export function renderMarkdown(r) {
       const t = ttftC1[name]?.firstByte;
       const a = addedTtftC1[name];
       const h = held[name];
+      if (!h) continue; // not a target of this run (--targets)
       const ah = addedTtftHeld[name];
       L.push(
         `| ${label} | ${f3(t?.p50Ms)} / ${f3(t?.p99Ms)} | ${a ? `${signed(a.p50Ms)} / ${signed(a.p99Ms)}` : ''} | ${int(h.maxOpen)} | ${int(h.completed)} / ${int(h.failed)}${h.failed ? ` (${Object.entries(h.failures).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''} | ${f1(h.ttftP50Ms)} / ${f1(h.ttftP99Ms)} | ${ah ? signed(ah.p99Ms, f1) : ''} | ${name === 'direct' ? '(upstream) ' : ''}${f1(h.peakRssMb)} (${f1(h.rssBeforeMb)}) | ${f1(h.cpuS)} |`,

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+
+/** ioredis is loaded only by a gateway that has `redis.url`. */
+const ioredis = () => import('ioredis').then((m) => m.Redis);
 
 // Instances tell each other about changes through Redis pub/sub (P = redis.key_prefix):
 //   P reload   {"origin": "<instance>"}                 → re-read your own config file
@@ -45,6 +48,7 @@ export class ClusterBus {
   static async connect(redis: Required<RedisSection>, handlers: ClusterHandlers, warn: Warn, waitMs = 3000): Promise<ClusterBus> {
     // The subscriber waits for Redis as long as it takes (its commands queue until connected);
     // the publisher fails fast, so a SIGHUP never hangs on a dead Redis.
+    const Redis = await ioredis();
     const sub = new Redis(redis.url, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000), connectTimeout: 3000 });
     const pub = new Redis(redis.url, {
       enableOfflineQueue: false,
@@ -100,6 +104,7 @@ export class ClusterBus {
 
 /** One message from a short-lived process (the CLI); resolves with how many instances received it. */
 export async function publishOnce(redis: Required<RedisSection>, event: ClusterEvent, extra: Record<string, string> = {}): Promise<number> {
+  const Redis = await ioredis();
   const client = new Redis(redis.url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 3000, commandTimeout: 3000, retryStrategy: () => null });
   client.on('error', () => {});
   try {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ServerOptions } from 'node:http';
+import type { IncomingHttpHeaders, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 
 // What keeps slow or greedy clients from holding the process's sockets: bounded time to send a
@@ -28,8 +28,13 @@ export function serverTimeoutOptions(s: ConnectionLimits): { requestTimeout: num
 export function registerConnectionGuards(app: FastifyInstance, s: ConnectionLimits): void {
   // An answer sent before the request's body was read (401, 403, 413, 404 …): reading the rest
   // would let a client keep the socket by trickling bytes, so the connection ends with the answer.
+  // A request without a body (no Content-Length above 0, no Transfer-Encoding) has nothing left to
+  // read: Node marks it complete only after its 'request' event returns, so one answered at once
+  // (a GET whose hooks and handler all run synchronously) must not count as unread, or every such
+  // request would cost the client a new connection.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete) reply.header('connection', 'close');
+    const raw = request.raw;
+    if (!raw.complete && declaresBody(raw.headers)) reply.header('connection', 'close');
     done(null, payload);
   });
 
@@ -50,4 +55,10 @@ export function registerConnectionGuards(app: FastifyInstance, s: ConnectionLimi
       });
     });
   }
+}
+
+function declaresBody(headers: IncomingHttpHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return length !== undefined && length !== '0';
 }

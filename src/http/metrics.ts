@@ -37,10 +37,19 @@ export class Metrics {
 
   /** Counts every answered request (route pattern, never the raw URL, so labels stay bounded). */
   instrument(app: FastifyInstance): void {
+    // The labelled children are kept per (route, method, status): prom-client would otherwise hash
+    // the label object on every request.
+    const counters = new Map<string, Counter.Internal>();
+    const timers = new Map<string, Histogram.Internal<'route'>>();
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      this.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-      this.latency.observe({ route }, reply.elapsedTime / 1000);
+      const id = `${reply.statusCode} ${request.method} ${route}`;
+      let counter = counters.get(id);
+      if (!counter) counters.set(id, (counter = this.requests.labels({ route, method: request.method, status: String(reply.statusCode) })));
+      counter.inc();
+      let timer = timers.get(route);
+      if (!timer) timers.set(route, (timer = this.latency.labels({ route })));
+      timer.observe(reply.elapsedTime / 1000);
       done();
     });
     app.get('/metrics', async (_req, reply) => {

@@ -1,5 +1,6 @@
 import { randomBase62 } from '../auth/keys.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 
 // Credit leases: per-request database writes for credit were what held the chat path back (a
 // reserve and a settle transaction each). Instead each instance draws part of a key's balance into
@@ -74,6 +75,8 @@ export class LeaseBook {
   private readonly timer: NodeJS.Timeout;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  /** A background write found the database unavailable and said so; quiet until one succeeds. */
+  private unavailableReported = false;
 
   constructor(
     private readonly repo: LeasesRepo,
@@ -82,7 +85,7 @@ export class LeaseBook {
   ) {
     this.timer = setInterval(() => void this.tick(), opts.flushMs);
     this.timer.unref();
-    this.sweeper = setInterval(() => void repo.sweepExpired(opts.graceMs).catch(onError), Math.max(1000, Math.floor(opts.ttlMs / 3)));
+    this.sweeper = setInterval(() => void repo.sweepExpired(opts.graceMs, Date.now(), true).catch((err) => this.backgroundFailed(err)), Math.max(1000, Math.floor(opts.ttlMs / 3)));
     this.sweeper.unref();
   }
 
@@ -131,15 +134,20 @@ export class LeaseBook {
     if (r.drawn > 0 || (need === 0 && !l.owes)) l.validUntil = Math.max(l.validUntil, started + this.opts.ttlMs);
   }
 
-  /** Writes settled amounts back and renews the lease; `close` gives everything unheld back and ends it. */
-  private async writeBack(l: Lease, close: boolean): Promise<void> {
+  /**
+   * Writes settled amounts back and renews the lease; `close` gives everything unheld back and ends
+   * it. `background` (the timer's write-backs): never waits for a SQLite write lock; a failed write
+   * keeps its amounts here for the next one.
+   */
+  private async writeBack(l: Lease, close: boolean, background = false): Promise<void> {
     const spent = l.spent;
     const give = close ? l.available : 0;
     l.spent = 0;
     l.available -= give;
     const started = Date.now();
     try {
-      const r = await this.repo.writeBack(l.id, l.keyId, spent, give, this.opts.ttlMs, close && l.holds === 0, started);
+      const r = await this.repo.writeBack(l.id, l.keyId, spent, give, this.opts.ttlMs, close && l.holds === 0, started, background);
+      this.unavailableReported = false;
       l.fresh = false;
       l.owes = r.overage > 0;
       if (r.lost) {
@@ -196,9 +204,18 @@ export class LeaseBook {
       const idle = l.holds === 0 && now - l.lastUse > this.opts.idleMs && (l.available > 0 || l.spent > 0 || l.validUntil > 0);
       const renew = l.validUntil > 0 && l.validUntil - now < this.opts.ttlMs / 2;
       if (l.spent > 0 || idle || renew) {
-        this.run(l, () => this.writeBack(l, idle)).catch(this.onError);
+        this.run(l, () => this.writeBack(l, idle, true)).catch((err) => this.backgroundFailed(err));
       }
     }
+  }
+
+  /** A background write failed: reported, but a database that stays away only once until a write succeeds (they run every flushMs). */
+  private backgroundFailed(err: unknown): void {
+    if (isDatabaseUnavailable(err)) {
+      if (this.unavailableReported) return;
+      this.unavailableReported = true;
+    }
+    this.onError(err);
   }
 
   /** Writes everything settled so far (tests and `keys list` read the database after it). */

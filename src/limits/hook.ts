@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayUseModel } from '../auth/principal.js';
 import { GatewayError } from '../http/errors.js';
 import type { Slot } from './limit-store.js';
-import type { RateLimits } from './rate-limits.js';
+import type { KeyAdmission, RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
 import { LEDGER_ENDPOINTS, markUsageRecorded } from './usage-backstop.js';
 
@@ -37,17 +37,23 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
     if (!request.routeOptions.config?.auth || !request.principal) return done();
     const p = request.principal;
     if (p.concurrency <= 0 && p.rpm <= 0) return done();
-    limits.admitKey(p).then(
-      (admission) => {
-        if (admission.slot) releaseWhenDone(reply, admission.slot);
-        for (const [k, v] of Object.entries(admission.headers)) reply.header(k, v);
-        done();
-      },
-      (err: Error) => {
-        recordRefusal(request, '', err);
-        done(err);
-      },
-    );
+    const admit = (admission: KeyAdmission) => {
+      if (admission.slot) releaseWhenDone(reply, admission.slot);
+      for (const k in admission.headers) reply.header(k, admission.headers[k]);
+      done();
+    };
+    const refuse = (err: Error) => {
+      recordRefusal(request, '', err);
+      done(err);
+    };
+    let admission;
+    try {
+      admission = limits.admitKey(p);
+    } catch (err) {
+      return refuse(err as Error);
+    }
+    if (admission instanceof Promise) admission.then(admit, refuse);
+    else admit(admission);
   });
 
   app.addHook('preHandler', (request, _reply, done) => {

@@ -1,22 +1,47 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { onceSlot, type LimitStore, type Slot, type WindowResult } from './limit-store.js';
 
+/** One fixed window of one bucket: requests counted in it and when it ends. */
+interface Window {
+  count: number;
+  endsAt: number;
+}
+
+/** How often windows that ended are dropped (a bucket per key and per model: few, but unbounded over time). */
+const SWEEP_EVERY_MS = 60_000;
+
 /**
- * Limits kept in this process. Windows come from rate-limiter-flexible (a window starts with the
- * first request of a bucket and lasts `windowMs`); concurrency is a plain counter per bucket.
+ * Limits kept in this process, synchronously (no promise on the request path): a window starts
+ * with the first request of a bucket and lasts `windowMs`, as in the Redis store; concurrency is a
+ * plain counter per bucket.
  */
 export class MemoryLimitStore implements LimitStore {
-  // rate-limiter-flexible fixes `points` per limiter, so there is one limiter per (limit, window)
-  // pair; limits only change with a restart (config) or a new key, so counters need not move between them.
-  private readonly limiters = new Map<string, RateLimiterMemory>();
+  // Limits only change with a restart (config) or a new key, so a bucket's window is keyed by
+  // (limit, window length, bucket): counters never move between two limits.
+  private readonly windows = new Map<string, Window>();
   private readonly slots = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | null = null;
 
   async hit(bucket: string, limit: number, windowMs: number): Promise<WindowResult> {
-    return consumeWindow(this.limiter(limit, windowMs), bucket, limit, windowMs);
+    return this.hitNow(bucket, limit, windowMs);
+  }
+
+  /** Counts one request now; a request over the limit is counted too (like rate-limiter-flexible). */
+  hitNow(bucket: string, limit: number, windowMs: number, now = Date.now()): WindowResult {
+    const id = windowId(bucket, limit, windowMs);
+    let w = this.windows.get(id);
+    if (!w || w.endsAt <= now) {
+      w = { count: 0, endsAt: now + windowMs };
+      this.windows.set(id, w);
+      this.sweep();
+    }
+    w.count++;
+    const resetMs = w.endsAt - now;
+    return { allowed: w.count <= limit, limit, remaining: Math.max(0, limit - w.count), resetMs: resetMs > 0 ? resetMs : windowMs };
   }
 
   async unhit(bucket: string, limit: number, windowMs: number): Promise<void> {
-    await this.limiter(limit, windowMs).reward(bucket, 1);
+    const w = this.windows.get(windowId(bucket, limit, windowMs));
+    if (w && w.count > 0 && w.endsAt > Date.now()) w.count--;
   }
 
   async acquire(bucket: string, limit: number): Promise<Slot | null> {
@@ -39,38 +64,26 @@ export class MemoryLimitStore implements LimitStore {
     return this.slots.get(bucket) ?? 0;
   }
 
-  limiter(limit: number, windowMs: number): RateLimiterMemory {
-    const id = `${limit}/${windowMs}`;
-    let l = this.limiters.get(id);
-    if (!l) {
-      l = new RateLimiterMemory({ points: limit, duration: windowMs / 1000, keyPrefix: `w${id}` });
-      this.limiters.set(id, l);
-    }
-    return l;
+  /** Drops ended windows every SWEEP_EVERY_MS while any window exists. */
+  private sweep(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [id, w] of this.windows) if (w.endsAt <= now) this.windows.delete(id);
+      if (!this.windows.size && this.sweeper) {
+        clearInterval(this.sweeper);
+        this.sweeper = null;
+      }
+    }, SWEEP_EVERY_MS);
+    this.sweeper.unref();
   }
 
   async close(): Promise<void> {
-    this.limiters.clear();
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    this.windows.clear();
     this.slots.clear();
   }
 }
 
-/** consume() resolves when allowed and rejects with a RateLimiterRes when over the limit. */
-export async function consumeWindow(
-  limiter: { consume(key: string, points?: number): Promise<RateLimiterRes> },
-  bucket: string,
-  limit: number,
-  windowMs: number,
-): Promise<WindowResult> {
-  try {
-    const r = await limiter.consume(bucket, 1);
-    return { allowed: true, limit, remaining: r.remainingPoints, resetMs: resetOf(r, windowMs) };
-  } catch (err) {
-    if (err instanceof RateLimiterRes) return { allowed: false, limit, remaining: 0, resetMs: resetOf(err, windowMs) };
-    throw err;
-  }
-}
-
-function resetOf(r: RateLimiterRes, windowMs: number): number {
-  return r.msBeforeNext > 0 ? r.msBeforeNext : windowMs;
-}
+const windowId = (bucket: string, limit: number, windowMs: number) => `${limit}/${windowMs}/${bucket}`;

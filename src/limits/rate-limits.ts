@@ -4,7 +4,6 @@ import { GatewayError } from '../http/errors.js';
 import { registerSecret } from '../http/redact.js';
 import type { LimitStore, Slot, WindowResult } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
-import { RedisLimitStore } from './redis-store.js';
 
 const MINUTE_MS = 60_000;
 
@@ -29,33 +28,33 @@ export class RateLimits {
   /**
    * Key concurrency, then key rpm; the caller must release the slot when the response ends. A
    * request refused by one limit is counted by none: a refused slot spends no rpm, and a refused
-   * rpm frees its slot at once.
+   * rpm frees its slot at once. With limits kept in memory (one instance) this answers, or throws,
+   * synchronously: no promise on the request path.
    */
-  async admitKey(p: Principal): Promise<KeyAdmission> {
+  admitKey(p: Principal): KeyAdmission | Promise<KeyAdmission> {
+    const s = this.store;
+    if (!(s instanceof MemoryLimitStore)) return this.admitKeyShared(p);
+    const slot = p.concurrency > 0 ? s.acquireNow(`key:${p.keyId}`, p.concurrency) : null;
+    if (p.concurrency > 0 && !slot) throw slotsTaken(p);
+    return p.rpm > 0 ? counted(p, slot, s.hitNow(`key:${p.keyId}`, p.rpm, MINUTE_MS)) : { headers: {}, slot };
+  }
+
+  /** admitKey() on a store shared by every instance (Redis). */
+  private async admitKeyShared(p: Principal): Promise<KeyAdmission> {
     let slot: Slot | null = null;
     if (p.concurrency > 0) {
       slot = await this.store.acquire(`key:${p.keyId}`, p.concurrency);
-      if (!slot) {
-        // Nobody knows when a slot frees; ask the client to retry in a second.
-        throw refused(`This key allows ${p.concurrency} requests in flight at once.`, { allowed: false, limit: p.concurrency, remaining: 0, resetMs: 1000 });
-      }
+      if (!slot) throw slotsTaken(p);
     }
-    let headers: Record<string, string> = {};
-    if (p.rpm > 0) {
-      let w: WindowResult;
-      try {
-        w = await this.store.hit(`key:${p.keyId}`, p.rpm, MINUTE_MS);
-      } catch (err) {
-        slot?.release();
-        throw err;
-      }
-      headers = windowHeaders(w);
-      if (!w.allowed) {
-        slot?.release();
-        throw refused(`This key allows ${p.rpm} requests per minute.`, w);
-      }
+    if (p.rpm <= 0) return { headers: {}, slot };
+    let w: WindowResult;
+    try {
+      w = await this.store.hit(`key:${p.keyId}`, p.rpm, MINUTE_MS);
+    } catch (err) {
+      slot?.release();
+      throw err;
     }
-    return { headers, slot };
+    return counted(p, slot, w);
   }
 
   /** Gives back the key rpm counted by admitKey() for a request a model limit then refused. */
@@ -90,7 +89,21 @@ export async function createRateLimits(config: Config, warn: (message: string) =
   } catch {
     // The schema already checked the scheme; an unparsable URL fails in ioredis with its own message.
   }
+  // Loaded only here: ioredis and its Lua scripts cost memory a single instance does not need.
+  const { RedisLimitStore } = await import('./redis-store.js');
   return new RateLimits(await RedisLimitStore.connect(url, config.redis.key_prefix, warn), config);
+}
+
+// Nobody knows when a slot frees; the client is asked to retry in a second.
+const slotsTaken = (p: Principal) => refused(`This key allows ${p.concurrency} requests in flight at once.`, { allowed: false, limit: p.concurrency, remaining: 0, resetMs: 1000 });
+
+/** The admission once the key's rpm window counted the request: its headers, or a 429 that frees the slot. */
+function counted(p: Principal, slot: Slot | null, w: WindowResult): KeyAdmission {
+  if (!w.allowed) {
+    slot?.release();
+    throw refused(`This key allows ${p.rpm} requests per minute.`, w);
+  }
+  return { headers: windowHeaders(w), slot };
 }
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

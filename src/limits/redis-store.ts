@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { onceSlot, type LimitStore, type Slot, type WindowResult } from './limit-store.js';
-import { consumeWindow, MemoryLimitStore } from './memory-store.js';
+import { MemoryLimitStore } from './memory-store.js';
 
 // Redis keys (P = redis.key_prefix):
 //   P rl:<bucket>   fixed-window counter (string, expires with the window) — rate-limiter-flexible
@@ -213,4 +213,24 @@ export class RedisLimitStore implements LimitStore {
     this.lastWarn = now;
     this.warn(message);
   }
+}
+
+/** consume() resolves when allowed and rejects with a RateLimiterRes when over the limit. */
+export async function consumeWindow(
+  limiter: { consume(key: string, points?: number): Promise<RateLimiterRes> },
+  bucket: string,
+  limit: number,
+  windowMs: number,
+): Promise<WindowResult> {
+  try {
+    const r = await limiter.consume(bucket, 1);
+    return { allowed: true, limit, remaining: r.remainingPoints, resetMs: resetOf(r, windowMs) };
+  } catch (err) {
+    if (err instanceof RateLimiterRes) return { allowed: false, limit, remaining: 0, resetMs: resetOf(err, windowMs) };
+    throw err;
+  }
+}
+
+function resetOf(r: RateLimiterRes, windowMs: number): number {
+  return r.msBeforeNext > 0 ? r.msBeforeNext : windowMs;
 }

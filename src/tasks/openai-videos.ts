@@ -162,7 +162,7 @@ function parseMeta(text: string): Partial<VideoMeta> {
  * A task as OpenAI's `video` object. `expires_at`: when the archive drops the copy (with a
  * retention); otherwise null, as the provider's retention is not known to the gateway.
  */
-export function toVideoObject(row: TaskRow, opts: { now?: number; retainDays?: number } = {}): VideoObject {
+export function toVideoObject(row: Pick<TaskRow, 'task_id' | 'model' | 'status' | 'fail_reason' | 'submit_time' | 'start_time' | 'finish_time' | 'progress' | 'video_meta'>, opts: { now?: number; retainDays?: number } = {}): VideoObject {
   const now = opts.now ?? Date.now();
   const meta = parseMeta(row.video_meta);
   const finished = row.status === 'SUCCESS' || row.status === 'FAILURE';

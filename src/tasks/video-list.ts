@@ -39,7 +39,7 @@ export class VideoLister {
       if (!row || row.key_id !== keyId) throw errors.invalidRequest('after must be the id of one of your videos (the last_id of the previous page).', 'after');
       after = { submitTime: row.submit_time, taskId: row.task_id };
     }
-    const rows = await this.list.page({ keyId, after, limit: limit + 1, order });
+    const rows = await this.list.videoPage({ keyId, after, limit: limit + 1, order });
     const hasMore = rows.length > limit;
     const now = Date.now();
     const data = (hasMore ? rows.slice(0, limit) : rows).map((r) => toVideoObject(r, { now, retainDays: this.retainDays }));

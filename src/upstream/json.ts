@@ -35,24 +35,47 @@ export function oversized(what: string, limitBytes: number): UpstreamFailure {
 export async function readText(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<string> {
   const max = answerLimitsOf(res).bodyBytes;
   const declared = Number(res.headers['content-length']);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    if (Number.isFinite(declared) && declared > max) throw oversized('the upstream answer', max);
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > max) throw oversized('the upstream answer', max);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (err) {
-    if (err instanceof UpstreamFailure) {
-      res.body.on('error', () => undefined);
-      res.body.destroy();
-      throw err;
-    }
-    throw toUpstreamFailure(err, signal);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+  const body = res.body;
+  const tooLarge = () => {
+    body.on('error', () => undefined);
+    body.destroy();
+    return oversized('the upstream answer', max);
+  };
+  if (Number.isFinite(declared) && declared > max) throw tooLarge();
+  // Plain 'data'/'end' listeners: lighter than an async iterator over the body, which costs a few
+  // promises per chunk on every non-streamed answer.
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        cleanup();
+        return reject(tooLarge());
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(toUpstreamFailure(err, signal));
+    };
+    // A body destroyed without an error (the call aborted) ends with 'close' alone.
+    const onClose = () => onError(body.errored ?? new Error('the upstream answer ended before it was complete'));
+    const cleanup = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+    };
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+  });
 }
 
 /** Reads a JSON body; anything unparsable is a `malformed` failure. */

@@ -10,7 +10,15 @@ import { chargeBeyondHold } from './reservations.js';
  * it expired (sweepExpired), so a crashed instance's unspent lease is never lost.
  */
 export class LeasesRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `background` runs the writes that can simply be tried again later (the periodic write-back and
+   * the sweep): the store's `withoutLockWait` in the gateway, so on SQLite they never wait for a
+   * write lock another process holds on the event loop (they fail at once and run again next time).
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly background: <T>(work: (db: Kysely<Database>) => Promise<T>) => Promise<T> = (work) => work(db),
+  ) {}
 
   /**
    * Draws up to `want` (at least `need`) from the key's balance into the lease `leaseId`, in one
@@ -49,8 +57,8 @@ export class LeasesRepo {
    * spent amount is charged to the balance directly: as far as it goes, the rest owed. `close`
    * deletes the row after giving everything back (shutdown, idle key). Returns the key's overage.
    */
-  async writeBack(leaseId: string, keyId: string, spent: number, give: number, ttlMs: number, close: boolean, now = Date.now()): Promise<{ overage: number; lost: boolean }> {
-    return this.db.transaction().execute(async (trx) => {
+  async writeBack(leaseId: string, keyId: string, spent: number, give: number, ttlMs: number, close: boolean, now = Date.now(), background = false): Promise<{ overage: number; lost: boolean }> {
+    const run = (db: Kysely<Database>) => db.transaction().execute(async (trx) => {
       let lost = false;
       const taken = spent + give;
       const r = await trx
@@ -73,6 +81,7 @@ export class LeasesRepo {
       const key = await trx.selectFrom('api_keys').select('overage_micros').where('id', '=', keyId).executeTakeFirst();
       return { overage: Number(key?.overage_micros ?? 0), lost };
     });
+    return background ? this.background(run) : run(this.db);
   }
 
   /**
@@ -84,17 +93,18 @@ export class LeasesRepo {
   }
 
   /** Returns leases that expired more than `graceMs` ago to their keys' balances. Safe on every instance at once. */
-  async sweepExpired(graceMs: number, now = Date.now()): Promise<number> {
+  async sweepExpired(graceMs: number, now = Date.now(), background = false): Promise<number> {
     const expired = await this.db.selectFrom('credit_leases').select(['id', 'key_id']).where('expires_at', '<', now - graceMs).limit(100).execute();
     let returned = 0;
     for (const lease of expired) {
-      await this.db.transaction().execute(async (trx) => {
+      const write = (work: (db: Kysely<Database>) => Promise<void>) => (background ? this.background(work) : work(this.db));
+      await write((db) => db.transaction().execute(async (trx) => {
         // Guarded by the expiry again: a lease renewed since the select stays.
         const gone = await trx.deleteFrom('credit_leases').where('id', '=', lease.id).where('expires_at', '<', now - graceMs).returning('amount_micros').executeTakeFirst();
         if (!gone) return;
         returned++;
         await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${Number(gone.amount_micros)}` }).where('id', '=', lease.key_id).where('credit_micros', 'is not', null).execute();
-      });
+      }));
     }
     return returned;
   }

@@ -1,5 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import type { StorageConfig } from '../../config/schema.js';
 import type { ByteRange, VideoStorage } from './storage.js';
@@ -10,16 +9,28 @@ type S3Settings = NonNullable<StorageConfig['s3']>;
 const PART_BYTES = 8 * 1024 * 1024;
 const QUEUE = 2;
 
+/** The AWS SDK (about 25 MB of memory once loaded), loaded only by a gateway that archives to S3. */
+type Sdk = [typeof import('@aws-sdk/client-s3'), typeof import('@aws-sdk/lib-storage')];
+let sdk: Promise<Sdk> | null = null;
+const loadSdk = () => (sdk ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]));
+
 /**
  * Videos in any S3-compatible bucket. Uploads go through lib-storage's Upload (multipart for
  * anything past one part), fed from the provider's response stream; reads ask for the range the
  * client asked for.
  */
 export class S3Storage implements VideoStorage {
-  private readonly client: S3Client;
+  private readonly client: Promise<{ client: S3Client; sdk: Sdk }>;
 
   constructor(private readonly s: S3Settings) {
-    this.client = new S3Client({
+    this.client = loadSdk().then((loaded) => ({ sdk: loaded, client: this.connect(loaded[0].S3Client) }));
+    // A failed load surfaces in the first put/read/remove; never as an unhandled rejection.
+    this.client.catch(() => {});
+  }
+
+  private connect(Client: typeof S3Client): S3Client {
+    const s = this.s;
+    return new Client({
       region: s.region,
       endpoint: s.endpoint,
       forcePathStyle: s.force_path_style,
@@ -31,19 +42,22 @@ export class S3Storage implements VideoStorage {
   }
 
   async put(key: string, body: Readable, contentType: string): Promise<number> {
+    const { client, sdk: [, { Upload }] } = await this.client;
     let bytes = 0;
     body.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    const upload = new Upload({ client: this.client, params: { Bucket: this.s.bucket, Key: this.s.prefix + key, Body: body, ContentType: contentType }, partSize: PART_BYTES, queueSize: QUEUE, leavePartsOnError: false });
+    const upload = new Upload({ client, params: { Bucket: this.s.bucket, Key: this.s.prefix + key, Body: body, ContentType: contentType }, partSize: PART_BYTES, queueSize: QUEUE, leavePartsOnError: false });
     await upload.done();
     return bytes;
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
-    const out = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: this.s.prefix + key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+    const { client, sdk: [{ GetObjectCommand }] } = await this.client;
+    const out = await client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: this.s.prefix + key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
     return out.Body as Readable;
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.s.prefix + key }));
+    const { client, sdk: [{ DeleteObjectCommand }] } = await this.client;
+    await client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.s.prefix + key }));
   }
 }
