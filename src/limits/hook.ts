@@ -48,7 +48,7 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
     };
     let admission;
     try {
-      admission = limits.admitKey(p);
+      admission = limits.admitKeyNow(p);
     } catch (err) {
       return refuse(err as Error);
     }

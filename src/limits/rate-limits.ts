@@ -28,10 +28,17 @@ export class RateLimits {
   /**
    * Key concurrency, then key rpm; the caller must release the slot when the response ends. A
    * request refused by one limit is counted by none: a refused slot spends no rpm, and a refused
-   * rpm frees its slot at once. With limits kept in memory (one instance) this answers, or throws,
-   * synchronously: no promise on the request path.
+   * rpm frees its slot at once.
    */
-  admitKey(p: Principal): KeyAdmission | Promise<KeyAdmission> {
+  async admitKey(p: Principal): Promise<KeyAdmission> {
+    return this.admitKeyNow(p);
+  }
+
+  /**
+   * admitKey() for the request path: with limits kept in memory (one instance) it answers, or
+   * throws the refusal, synchronously — no promise per request; with Redis it returns the promise.
+   */
+  admitKeyNow(p: Principal): KeyAdmission | Promise<KeyAdmission> {
     const s = this.store;
     if (!(s instanceof MemoryLimitStore)) return this.admitKeyShared(p);
     const slot = p.concurrency > 0 ? s.acquireNow(`key:${p.keyId}`, p.concurrency) : null;
