@@ -17,20 +17,12 @@ import { progressOf } from './status.js';
 // to invalidate anything: a changed row simply does not match. Only the answer is kept, never a
 // decision (ownership, deletion and URL refresh are decided from the row on every read).
 
-interface Kept {
-  action: string;
-  status: string;
-  fail_reason: string;
-  submit_time: number;
-  start_time: number;
-  finish_time: number;
-  progress: string;
-  data: string;
-  upstream_id: string;
+/** The row's shown columns the answer was built from, and what else went into it. */
+type Kept = Pick<TaskView, 'action' | 'status' | 'fail_reason' | 'submit_time' | 'start_time' | 'finish_time' | 'progress' | 'data' | 'upstream_id'> & {
   base: string;
   mode: string;
   bytes: string;
-}
+};
 
 /** At most this many tasks' answers, and about this many characters in all (answer + provider object). */
 const MAX_TASKS = 4096;

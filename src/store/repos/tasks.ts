@@ -42,22 +42,11 @@ export function normalizeTask<R extends Partial<TaskRow>>(row: R): R {
 export const VIEW_COLUMNS = ['task_id', 'key_id', 'action', 'status', 'fail_reason', 'submit_time', 'start_time', 'finish_time', 'progress', 'data', 'upstream_id', 'url_expires_at', 'deleted_at'] as const;
 export type TaskView = Pick<TaskRow, (typeof VIEW_COLUMNS)[number]>;
 
+/** A row read as values in VIEW_COLUMNS order (the query-only connection's raw read). */
 function viewFromValues(v: unknown[]): TaskView {
-  return normalizeTask({
-    task_id: v[0] as string,
-    key_id: v[1] as string,
-    action: v[2] as string,
-    status: v[3] as string,
-    fail_reason: v[4] as string,
-    submit_time: v[5] as number,
-    start_time: v[6] as number,
-    finish_time: v[7] as number,
-    progress: v[8] as string,
-    data: v[9] as string,
-    upstream_id: v[10] as string,
-    url_expires_at: v[11] as number,
-    deleted_at: v[12] as number,
-  });
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < VIEW_COLUMNS.length; i++) row[VIEW_COLUMNS[i]] = v[i];
+  return normalizeTask(row as TaskView);
 }
 
 /**
