@@ -2,38 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { createTask, isFinished, waitForTask } from './helpers/video.js';
 import type { TaskRow } from '../src/store/repos/tasks.js';
+import { taskRow } from './helpers/task-row.js';
 
 // GET /v1/video/generations: a key's own tasks, newest first, cursor pages, filters, and 400s in
 // the video envelope for bad parameters.
 
 function seededRow(keyId: string, i: number, over: Partial<TaskRow> = {}): TaskRow {
-  const now = Date.now();
-  return {
+  return taskRow(keyId, {
     task_id: `cgt-20250101000000-${i.toString(36).padStart(5, '0')}`,
-    key_id: keyId,
     model: i % 3 === 0 ? 'sim-video' : 'doubao-seedance-1-0-pro-250528',
-    channel: 'simulator',
-    upstream_model: 'sim-video',
-    action: 'textGenerate',
     status: i % 2 === 0 ? 'SUCCESS' : 'FAILURE',
     fail_reason: i % 2 === 0 ? 'https://example.com/v.mp4' : 'failed: no',
     // Pairs of tasks share a second, so ties are ordered by task id.
     submit_time: 1_700_000_000 + Math.floor(i / 2),
-    start_time: 0,
-    finish_time: 0,
     progress: '100%',
     data: JSON.stringify({ id: `seed-${i}` }),
-    reservation_id: null,
-    estimated_units: 0,
-    next_poll_at: now,
-    lease_owner: null,
-    lease_until: 0,
-    poll_failures: 0,
-    deadline_at: now + 3_600_000,
-    url_expires_at: 0,
-    updated_at: now,
     ...over,
-  } as TaskRow;
+  });
 }
 
 async function list(gw: TestGateway, key: string, query = '') {

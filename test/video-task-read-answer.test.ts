@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { TasksRepo, type TaskRow } from '../src/store/repos/tasks.js';
+import { taskRow } from './helpers/task-row.js';
 
 // GET /v1/video/generations/{id} keeps each task's answer bytes while the task reads the same
 // (src/tasks/read-answer.ts). Every write must show in the very next read: writes through the
@@ -11,36 +12,15 @@ let seq = 0;
 function row(keyId: string, over: Partial<TaskRow> = {}): TaskRow {
   const now = Date.now();
   const id = `cgt-20250101000000-r${(seq++).toString(36).padStart(4, '0')}`;
-  return {
+  return taskRow(keyId, {
     task_id: id,
-    upstream_id: id,
-    key_id: keyId,
-    model: 'sim-video',
-    channel: 'simulator',
-    upstream_model: 'sim-video',
-    action: 'textGenerate',
-    status: 'IN_PROGRESS',
-    fail_reason: '',
     submit_time: Math.floor(now / 1000) - 30,
     start_time: Math.floor(now / 1000) - 20,
-    finish_time: 0,
     progress: '40%',
     data: JSON.stringify({ id, status: 'running' }),
-    reservation_id: null,
-    estimated_units: 0,
     next_poll_at: now + 3_600_000,
-    lease_owner: null,
-    lease_until: 0,
-    poll_failures: 0,
-    deadline_at: now + 3_600_000,
-    url_expires_at: 0,
-    updated_at: now,
-    callback_token: null,
-    deleted_at: 0,
-    video_meta: '',
-    billing: '',
     ...over,
-  } as TaskRow;
+  });
 }
 
 async function read(gw: TestGateway, key: string, id: string) {
