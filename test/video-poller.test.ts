@@ -49,7 +49,10 @@ describe('video task poller', () => {
 
   it('backs a task off while the provider answers 5xx, then recovers', async () => {
     const { key } = await gw.createKey();
+    // The task may be read alone or in a batch with tasks of earlier tests that are still due
+    // (the Ark list by id): both reads fail.
     await simFault(sim, { match: 'ark.video.get', kind: 'status', status: 502, count: 3 });
+    await simFault(sim, { match: 'ark.video.list', kind: 'status', status: 502, count: 3 });
     const created = await createTask(gw.url, key, { model: 'sim-video', prompt: 'flaky' });
     const taskId = created.body.data.task_id;
     const backedOff = await eventually(async () => {
