@@ -42,6 +42,8 @@ export async function readText(res: Dispatcher.ResponseData, signal?: AbortSigna
     return oversized('the upstream answer', max);
   };
   if (Number.isFinite(declared) && declared > max) throw tooLarge();
+  // Destroyed before it was read (the call was aborted meanwhile): no event will come any more.
+  if (body.destroyed) throw toUpstreamFailure(body.errored ?? new Error('the upstream answer ended before it was complete'), signal);
   // Plain 'data'/'end' listeners: lighter than an async iterator over the body, which costs a few
   // promises per chunk on every non-streamed answer.
   return new Promise<string>((resolve, reject) => {
