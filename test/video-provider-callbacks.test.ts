@@ -84,6 +84,21 @@ describe('provider callbacks (Ark, through the embedded simulator)', () => {
   });
 });
 
+
+/**
+ * Creates a task on `rig`'s provider and waits for SUCCESS: with both poll intervals long (LONG),
+ * only the provider's callbacks can finish it — at least one callback, at most 3 reads of the task.
+ */
+async function finishesOnCallbacks(rig: ProviderRig, provider: string, body: Record<string, unknown>): Promise<void> {
+  const { key } = await rig.gw.createKey();
+  const created = await createTask(rig.gw.url, key, body);
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const done = await waitForTask(rig.gw.url, key, created.body.data.task_id, isFinished, 15_000);
+  expect(done.status).toBe('SUCCESS');
+  const counts = (await (await fetch(`${rig.sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
+  expect(counts.counts[`${provider}.video.callback`]).toBeGreaterThanOrEqual(1);
+  expect(counts.counts[`${provider}.video.get`]).toBeLessThanOrEqual(3);
+}
 describe('provider callbacks (Kling)', () => {
   let rig: ProviderRig;
   beforeAll(async () => {
@@ -94,14 +109,7 @@ describe('provider callbacks (Kling)', () => {
   afterAll(async () => rig?.close());
 
   it('finishes a Kling task on its callbacks, without waiting for the poll interval', async () => {
-    const { key } = await rig.gw.createKey();
-    const created = await createTask(rig.gw.url, key, { model: 'kling-v2-6', prompt: 'a corgi', duration: 5, resolution: '720p', ratio: '1:1' });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const done = await waitForTask(rig.gw.url, key, created.body.data.task_id, isFinished, 15_000);
-    expect(done.status).toBe('SUCCESS');
-    const counts = (await (await fetch(`${rig.sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
-    expect(counts.counts['kling.video.callback']).toBeGreaterThanOrEqual(1);
-    expect(counts.counts['kling.video.get']).toBeLessThanOrEqual(3);
+    await finishesOnCallbacks(rig, 'kling', { model: 'kling-v2-6', prompt: 'a corgi', duration: 5, resolution: '720p', ratio: '1:1' });
   });
 });
 
@@ -115,14 +123,7 @@ describe('provider callbacks (MiniMax Hailuo)', () => {
   afterAll(async () => rig?.close());
 
   it('answers the URL check and finishes a Hailuo task on its callbacks, without waiting for the poll interval', async () => {
-    const { key } = await rig.gw.createKey();
     // The simulator, like MiniMax, refuses the task unless the callback URL echoes its challenge.
-    const created = await createTask(rig.gw.url, key, { model: 'MiniMax-Hailuo-02', prompt: 'a corgi', duration: 6, resolution: '768p' });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const done = await waitForTask(rig.gw.url, key, created.body.data.task_id, isFinished, 15_000);
-    expect(done.status).toBe('SUCCESS');
-    const counts = (await (await fetch(`${rig.sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> };
-    expect(counts.counts['minimax.video.callback']).toBeGreaterThanOrEqual(1);
-    expect(counts.counts['minimax.video.get']).toBeLessThanOrEqual(3);
+    await finishesOnCallbacks(rig, 'minimax', { model: 'MiniMax-Hailuo-02', prompt: 'a corgi', duration: 6, resolution: '768p' });
   });
 });
