@@ -11,17 +11,20 @@ declare module 'fastify' {
   }
 }
 
-/** Whether the client left, and the signal of it once a route asked for one. */
+/** Whether the client left, the signal of it once a route asked for one, and what runs when the response closes. */
 interface Departure {
   gone: boolean;
   controller: AbortController | null;
+  /** Set once the response closed (sent whole, or the client left). */
+  closed: boolean;
+  onClose: (() => void)[] | null;
 }
 
 const DEPARTURE = Symbol('departure');
 type Watched = FastifyRequest & { [DEPARTURE]?: Departure };
 
 function departureOf(request: FastifyRequest): Departure {
-  return ((request as Watched)[DEPARTURE] ??= { gone: false, controller: null });
+  return ((request as Watched)[DEPARTURE] ??= { gone: false, controller: null, closed: false, onClose: null });
 }
 
 export function registerDepartureSignal(app: FastifyInstance): void {
@@ -37,15 +40,33 @@ export function registerDepartureSignal(app: FastifyInstance): void {
       return d.controller.signal;
     },
   });
+  // The one 'close' listener of a response: the rate limits' slot release and the usage backstop
+  // register with whenClosed() instead of adding their own.
   app.addHook('onRequest', (request, reply, done) => {
     const d = departureOf(request);
     reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return;
-      d.gone = true;
-      d.controller?.abort();
+      d.closed = true;
+      if (!reply.raw.writableFinished) {
+        d.gone = true;
+        d.controller?.abort();
+      }
+      const run = d.onClose;
+      d.onClose = null;
+      if (run) for (const fn of run) fn();
     });
     done();
   });
+}
+
+/**
+ * Runs `fn` once when the request's response closes — sent whole or abandoned by the client (ask
+ * clientGone() which) — or at once when it already has. Hooks registered after
+ * registerDepartureSignal only.
+ */
+export function whenClosed(request: FastifyRequest, fn: () => void): void {
+  const d = departureOf(request);
+  if (d.closed) fn();
+  else (d.onClose ??= []).push(fn);
 }
 
 /** true when the client has already left: the caller answers nobody and calls no upstream. */

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { mayUseModel } from '../auth/principal.js';
 import { GatewayError } from '../http/errors.js';
-import type { Slot } from './limit-store.js';
+import { whenClosed } from '../http/departure.js';
 import type { KeyAdmission, RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
 import { LEDGER_ENDPOINTS, markUsageRecorded } from './usage-backstop.js';
@@ -38,7 +38,9 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
     const p = request.principal;
     if (p.concurrency <= 0 && p.rpm <= 0) return done();
     const admit = (admission: KeyAdmission) => {
-      if (admission.slot) releaseWhenDone(reply, admission.slot);
+      // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
+      const slot = admission.slot;
+      if (slot) whenClosed(request, () => slot.release());
       for (const k in admission.headers) reply.header(k, admission.headers[k]);
       done();
     };
@@ -82,16 +84,6 @@ export async function limitModel(request: FastifyRequest, model: string): Promis
     throw err;
   }
   request.rateLimitedModel = model;
-}
-
-/** Frees the slot exactly once, when the response has been sent or the client went away, whichever comes first. */
-function releaseWhenDone(reply: FastifyReply, slot: Slot): void {
-  const res = reply.raw;
-  if (res.closed) {
-    slot.release();
-    return;
-  }
-  res.once('close', () => slot.release());
 }
 
 /** A request refused by a limit never reaches its route, so its ledger row is written here. */

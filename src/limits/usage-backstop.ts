@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UsageLedger } from './ledger.js';
+import { whenClosed } from '../http/departure.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -94,7 +95,7 @@ export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLe
   });
   app.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'POST') {
-      reply.raw.once('close', () => {
+      whenClosed(request, () => {
         if (reply.raw.writableFinished) return;
         setTimeout(() => {
           if (!request.reachedRoute) departed(request);
