@@ -1,8 +1,9 @@
-import type { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { guardedAgent } from './address-guard.js';
-import { toUpstreamFailure } from './failure.js';
-import { DEFAULT_ANSWER_LIMITS, setAnswerLimits, type AnswerLimits } from './json.js';
+import { UpstreamFailure, toUpstreamFailure } from './failure.js';
+import { DEFAULT_ANSWER_LIMITS, oversized, setAnswerLimits, type AnswerLimits } from './json.js';
 
 /**
  * The one HTTP client for every upstream call: a pooled keep-alive undici Agent. Timeouts:
@@ -18,10 +19,34 @@ export interface UpstreamTimeouts {
   answerLimits?: AnswerLimits;
 }
 
+export interface SendOptions {
+  url: string;
+  method: Dispatcher.HttpMethod;
+  headers: Record<string, string>;
+  /** A Readable streams the body (multipart uploads); build a fresh one for every attempt. */
+  body?: string | Buffer | Readable;
+  signal?: AbortSignal;
+  /**
+   * Connect only to public addresses (src/upstream/address-guard.ts): for URLs a provider handed
+   * over rather than the channel's own base_url. A refused address is an UpstreamFailure saying so.
+   */
+  publicOnly?: boolean;
+}
+
+/** A whole answer gathered by UpstreamClient.collect(). */
+export interface CollectedAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text ('' for a non-2xx answer whose body could not be read whole). */
+  text: string;
+}
+
 export class UpstreamClient {
   readonly agent: Agent;
   /** For `publicOnly` requests: every connection through the address guard (built on first use). */
   private guarded: Agent | null = null;
+  /** Request URLs split into origin and path, as undici wants them (a few per channel; bounded). */
+  private readonly targets = new Map<string, { origin: string; path: string }>();
 
   constructor(readonly timeouts: UpstreamTimeouts) {
     this.agent = new Agent({
@@ -39,37 +64,175 @@ export class UpstreamClient {
    * Sends a request and returns the raw response (status, headers, body stream). Network-level
    * failures become UpstreamFailure; HTTP error statuses are returned for the adapter to map.
    */
-  async send(opts: {
-    url: string;
-    method: Dispatcher.HttpMethod;
-    headers: Record<string, string>;
-    /** A Readable streams the body (multipart uploads); build a fresh one for every attempt. */
-    body?: string | Buffer | Readable;
-    signal?: AbortSignal;
-    /**
-     * Connect only to public addresses (src/upstream/address-guard.ts): for URLs a provider handed
-     * over rather than the channel's own base_url. A refused address is an UpstreamFailure saying so.
-     */
-    publicOnly?: boolean;
-  }): Promise<Dispatcher.ResponseData> {
+  async send(opts: SendOptions): Promise<Dispatcher.ResponseData> {
     try {
       const res = await request(opts.url, {
         method: opts.method,
         headers: opts.headers,
         body: opts.body,
         signal: opts.signal,
-        dispatcher: opts.publicOnly ? (this.guarded ??= guardedAgent({ connectTimeoutMs: this.timeouts.connectMs })) : this.agent,
+        dispatcher: this.dispatcherFor(opts),
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
       });
-      setAnswerLimits(res, this.timeouts.answerLimits ?? DEFAULT_ANSWER_LIMITS);
+      setAnswerLimits(res, this.limits);
       return res;
     } catch (err) {
       throw toUpstreamFailure(err, opts.signal);
     }
   }
 
+  /**
+   * Sends a request and gathers its whole answer in memory, for callers that need all of it at
+   * once (a non-streamed chat answer): the same request, timeouts, signal and failures as send()
+   * followed by readText(), without a body stream in between. A 2xx body over the answer limit
+   * tears the connection down and fails as `oversized`; a body that breaks fails as send() and
+   * readText() would. A non-2xx answer resolves with its status and headers and its body text ('' when
+   * the body could not be read whole), for the provider's error mapping (asResponseData()).
+   */
+  collect(opts: SendOptions & { body?: string | Buffer }): Promise<CollectedAnswer> {
+    const signal = opts.signal;
+    if (signal?.aborted) return Promise.reject(toUpstreamFailure(signal.reason, signal));
+    let target = this.targets.get(opts.url);
+    if (!target) {
+      try {
+        target = splitUrl(opts.url);
+      } catch (err) {
+        return Promise.reject(toUpstreamFailure(err, signal));
+      }
+      if (this.targets.size >= 256) this.targets.clear();
+      this.targets.set(opts.url, target);
+    }
+    const dispatchOpts: Dispatcher.DispatchOptions = {
+      origin: target.origin,
+      path: target.path,
+      method: opts.method,
+      headers: opts.headers,
+      body: opts.body,
+      headersTimeout: this.timeouts.firstByteMs,
+      bodyTimeout: this.timeouts.idleMs,
+    };
+    const dispatcher = this.dispatcherFor(opts);
+    return new Promise<CollectedAnswer>((resolve, reject) => {
+      try {
+        dispatcher.dispatch(dispatchOpts, new Collector(this.limits.bodyBytes, signal, resolve, reject));
+      } catch (err) {
+        reject(toUpstreamFailure(err, signal));
+      }
+    });
+  }
+
+  /** A collected non-2xx answer as the response data the providers' error mapping reads. */
+  asResponseData(answer: CollectedAnswer): Dispatcher.ResponseData {
+    const res = {
+      statusCode: answer.statusCode,
+      statusText: '',
+      headers: answer.headers,
+      trailers: {},
+      opaque: null,
+      context: {},
+      body: Readable.from(answer.text ? [Buffer.from(answer.text, 'utf8')] : []),
+    } as unknown as Dispatcher.ResponseData;
+    setAnswerLimits(res, this.limits);
+    return res;
+  }
+
+  private get limits(): AnswerLimits {
+    return this.timeouts.answerLimits ?? DEFAULT_ANSWER_LIMITS;
+  }
+
+  private dispatcherFor(opts: SendOptions): Dispatcher {
+    return opts.publicOnly ? (this.guarded ??= guardedAgent({ connectTimeoutMs: this.timeouts.connectMs })) : this.agent;
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.agent.close(), this.guarded?.close()]);
+  }
+}
+
+/** An absolute http(s) URL as undici's dispatch takes it (what undici's request() makes of it). */
+function splitUrl(raw: string): { origin: string; path: string } {
+  const url = new URL(raw);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`unsupported protocol ${url.protocol}`);
+  return { origin: url.origin, path: url.search ? `${url.pathname}${url.search}` : url.pathname };
+}
+
+/**
+ * The dispatch handler behind collect(): gathers the body's chunks and settles the promise once.
+ * The client's departure signal aborts the request at once (before it was connected: as soon as it
+ * is); the failure is then `aborted`, mapped by toUpstreamFailure like every other.
+ */
+class Collector implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** Why the gateway aborted the request itself (an answer over the limit). */
+  private failure: UpstreamFailure | null = null;
+  private settled = false;
+  private readonly onAbort: (() => void) | null = null;
+
+  constructor(
+    private readonly max: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (answer: CollectedAnswer) => void,
+    private readonly reject: (err: UpstreamFailure) => void,
+  ) {
+    if (signal) {
+      this.onAbort = () => this.controller?.abort(signal.reason as Error);
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) controller.abort(this.signal.reason as Error);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.headers = headers;
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.max) this.tooLarge(controller);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.size > this.max) return this.tooLarge(controller);
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    const { chunks, size } = this;
+    this.settle();
+    this.resolve({
+      statusCode: this.status,
+      headers: this.headers,
+      text: chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8'),
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.settled) return;
+    this.settle();
+    // An error status stays an error status whatever became of its body (the provider's mapping reads '').
+    if (this.status !== 0 && this.status >= 300) this.resolve({ statusCode: this.status, headers: this.headers, text: '' });
+    else this.reject(this.failure ?? toUpstreamFailure(err, this.signal));
+  }
+
+  /** Over the limit: hang up on the upstream (onResponseError follows). */
+  private tooLarge(controller: Dispatcher.DispatchController): void {
+    this.failure = oversized('the upstream answer', this.max);
+    controller.abort(this.failure);
+  }
+
+  private settle(): void {
+    this.settled = true;
+    this.chunks = [];
+    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort);
   }
 }
