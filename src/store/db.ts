@@ -5,7 +5,7 @@ import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
 import { startSqliteWorker, type BatchStatement, type SqliteWorker } from './checkpointer.js';
 import { GuardedPgPool, type PgTimeouts } from './pg-pool.js';
-import { guardedDialect } from './guarded-dialect.js';
+import { guardedDialect, type TransactionHooks } from './guarded-dialect.js';
 import { asUnavailable } from './unavailable.js';
 import type { Dialect } from './dialect.js';
 
@@ -88,6 +88,53 @@ function withStatementCache(conn: SqliteConnection, max = 512): SqliteConnection
   });
 }
 
+/**
+ * Keeps the SQLite worker's batches and the gateway connection's transactions apart, in the order
+ * they asked (a FIFO turn). In WAL mode a transaction that has read holds a snapshot, and SQLite
+ * refuses its first write outright (SQLITE_BUSY_SNAPSHOT, no busy wait) if another connection
+ * committed since; a batch that committed in the middle of a transaction would turn that
+ * transaction into a 503. Nor should the background writes that never wait for a lock
+ * (withoutLockWait) meet a batch being written. Turns are taken asynchronously: the event loop
+ * never waits, a transaction just starts after the batch in progress (about a millisecond).
+ * The gateway's connection is one connection (Kysely lends it to one caller at a time), so its
+ * turn is re-entrant: a transaction inside withoutLockWait does not wait for itself.
+ */
+class WriterTurns {
+  private tail: Promise<void> = Promise.resolve();
+  private depth = 0;
+  private release: (() => void) | null = null;
+
+  private take(): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const before = this.tail;
+    this.tail = before.then(() => mine);
+    return before.then(() => release);
+  }
+
+  readonly hooks: TransactionHooks = {
+    enter: async () => {
+      if (this.depth++ > 0) return;
+      this.release = await this.take();
+    },
+    leave: () => {
+      if (this.depth === 0 || --this.depth > 0) return;
+      const release = this.release;
+      this.release = null;
+      release?.();
+    },
+  };
+
+  async batch<T>(run: () => Promise<T>): Promise<T> {
+    const release = await this.take();
+    try {
+      return await run();
+    } finally {
+      release();
+    }
+  }
+}
+
 /** How long the store waits for the database; see docs/configuration.md (`database`). */
 export interface StoreTimeouts {
   connect_timeout_ms: number;
@@ -119,6 +166,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   let pgPool: GuardedPgPool | null = null;
   let reader: SqliteConnection | null = null;
   const busyMs = Math.max(0, Math.floor(timeouts.busy_timeout_ms));
+  const turns = new WriterTurns();
   if (dialect === 'sqlite') {
     const { default: BetterSqlite } = await import('better-sqlite3');
     if (target !== ':memory:') mkdirSync(dirname(target), { recursive: true });
@@ -134,7 +182,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
       worker = startSqliteWorker(target, { checkpointMs: checkpoints ? 1000 : 0, busyMs, onError: (m) => process.stderr.write(`mediagate: ${m}\n`) });
     }
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
-    db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) })) });
+    db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) }), worker ? turns.hooks : undefined) });
     if (opts.migrate !== false) await migrateToLatest(db, dialect);
     if (target !== ':memory:') {
       reader = new BetterSqlite(target);
@@ -167,11 +215,18 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     dialect !== 'sqlite' || busyMs === 0
       ? work(db)
       : db.connection().execute(async (one) => {
-          await noWait.execute(one);
+          // Its single statements too take their turn with the worker's batches (a transaction in
+          // `work` would anyway): with busy_timeout = 0 a batch being written would fail them.
+          await turns.hooks.enter();
           try {
-            return await work(one);
+            await noWait.execute(one);
+            try {
+              return await work(one);
+            } finally {
+              await restore.execute(one);
+            }
           } finally {
-            await restore.execute(one);
+            turns.hooks.leave();
           }
         });
   const onConnection = (batch: readonly BatchStatement[]) =>
@@ -185,7 +240,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const writeBatch = (batch: readonly BatchStatement[]): Promise<void> => {
     if (!batch.length) return Promise.resolve();
     if (!bg?.alive) return onConnection(batch);
-    return bg.run(batch).catch((err: unknown) => {
+    return turns.batch(() => bg.run(batch)).catch((err: unknown) => {
       throw asUnavailable(err);
     });
   };

@@ -36,12 +36,46 @@ function guardConnection(conn: DatabaseConnection): DatabaseConnection {
   });
 }
 
-function guardDriver(driver: Driver): Driver {
+/**
+ * Called around every transaction of the dialect's connections: `enter` before BEGIN (its promise
+ * is awaited first), `leave` once after the COMMIT or ROLLBACK that ends it (or a BEGIN that failed).
+ */
+export interface TransactionHooks {
+  enter(): Promise<void> | void;
+  leave(): void;
+}
+
+function guardDriver(driver: Driver, hooks?: TransactionHooks): Driver {
   return new Proxy(driver, {
     get(target, prop, receiver) {
       if (prop === 'acquireConnection') return () => target.acquireConnection().then(guardConnection, rethrow);
       const v = Reflect.get(target, prop, receiver) as unknown;
       if (typeof v !== 'function') return v;
+      if (hooks && prop === 'beginTransaction') {
+        return async (...args: unknown[]) => {
+          await hooks.enter();
+          try {
+            return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } catch (err) {
+            hooks.leave();
+            return rethrow(err);
+          }
+        };
+      }
+      if (hooks && (prop === 'commitTransaction' || prop === 'rollbackTransaction')) {
+        // A failed COMMIT is followed by a ROLLBACK (Kysely's transaction()): the transaction ends
+        // with that, so only a COMMIT that succeeded or a ROLLBACK (whatever its outcome) leaves.
+        return async (...args: unknown[]) => {
+          try {
+            const r = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            hooks.leave();
+            return r;
+          } catch (err) {
+            if (prop === 'rollbackTransaction') hooks.leave();
+            return rethrow(err);
+          }
+        };
+      }
       // begin / commit / rollback / savepoints run queries of their own.
       return (...args: unknown[]) => {
         try {
@@ -55,11 +89,11 @@ function guardDriver(driver: Driver): Driver {
   });
 }
 
-/** The dialect with its driver's errors classified. */
-export function guardedDialect(dialect: Dialect): Dialect {
+/** The dialect with its driver's errors classified (and `hooks` around its transactions). */
+export function guardedDialect(dialect: Dialect, hooks?: TransactionHooks): Dialect {
   return new Proxy(dialect, {
     get(target, prop, receiver) {
-      if (prop === 'createDriver') return () => guardDriver(target.createDriver());
+      if (prop === 'createDriver') return () => guardDriver(target.createDriver(), hooks);
       const v = Reflect.get(target, prop, receiver) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
