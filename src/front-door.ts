@@ -55,10 +55,19 @@ const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
 const DIGITS = /^\d+$/;
 const JSON_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** How many requests the front door served (the rest went through Fastify). */
+    frontDoor: { served(): number };
+  }
+}
+
 /** Puts the front door before Fastify's handler on the app's server. */
 export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: FrontRoute[]): void {
   const server = app.server;
   const fastify = server.listeners('request')[0] as Handler | undefined;
+  let count = 0;
+  app.decorate('frontDoor', { served: () => count });
   if (!fastify || !routes.length) return;
   const byUrl = new Map(routes.map((r) => [r.url, r]));
   const validators = new Map<FrontRoute, Validate>();
@@ -94,12 +103,14 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
   server.removeListener('request', fastify);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const route = closing ? undefined : byUrl.get(req.url ?? '');
-    if (route && takes(route, req)) serve(deps, app.log, route, validatorOf(route), req, res);
-    else fastify(req, res);
+    if (route && takes(route, req)) {
+      count++;
+      serve(deps, app.log, route, validatorOf(route), req, res);
+    } else fastify(req, res);
   });
 }
 
-let served = 0;
+let logged = 0;
 
 /** The front door's request: what handlers, limits and the backstop read of it. */
 export class FrontRequest implements ExchangeRequest, LimitSubject, BackstopSubject {
@@ -128,7 +139,7 @@ export class FrontRequest implements ExchangeRequest, LimitSubject, BackstopSubj
 
   /** A child logger with a request id, made only when something is logged. */
   get log(): FastifyBaseLogger {
-    return (this.childLog ??= this.baseLog.child({ reqId: `front-${++served}` }));
+    return (this.childLog ??= this.baseLog.child({ reqId: `front-${++logged}` }));
   }
 }
 
