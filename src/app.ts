@@ -11,7 +11,7 @@ import { frontChat, registerChatRoutes } from './routes/chat.js';
 import { registerMessagesRoutes } from './routes/messages.js';
 import { registerResponsesRoutes } from './routes/responses.js';
 import { registerGeminiRoutes } from './routes/gemini.js';
-import { registerVideoRoutes } from './routes/video.js';
+import { frontTaskRead, registerVideoRoutes } from './routes/video.js';
 import { registerVideoLifecycleRoutes } from './routes/video-lifecycle.js';
 import { registerVideosApiRoutes } from './routes/videos.js';
 import { registerRateLimits } from './limits/hook.js';
@@ -111,7 +111,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   // The hottest routes' plain requests skip Fastify's request cycle (src/front-door.ts).
   if (surface !== 'admin') {
     const deps = { authenticator: services.authenticator, limits, ledger: services.ledger, metrics: services.metrics, bodyLimit, ajv: () => ajv };
-    installFrontDoor(app, deps, [frontModels(services.catalog), frontChat(services)]);
+    installFrontDoor(app, deps, [frontModels(services.catalog), frontChat(services), frontTaskRead(services.tasks.service, services.config)]);
   }
   return app;
 }

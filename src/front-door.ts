@@ -6,7 +6,7 @@ import type { Principal } from './auth/principal.js';
 import { presentedKey, type Authenticator } from './auth/authenticator.js';
 import { errors } from './http/errors.js';
 import { errorAnswer, invalidJson } from './http/error-answer.js';
-import type { ExchangeReply, ExchangeRequest } from './http/exchange.js';
+import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './http/exchange.js';
 import { clientGone, departedSignal, watchDeparture } from './http/departure.js';
 import { declaresBody } from './http/connection-guards.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
@@ -26,16 +26,6 @@ import type { UsageLedger } from './limits/ledger.js';
 // (size, JSON, depth, schema with Fastify's own compiled validator), model limit, handler; errors
 // answered by the same errorAnswer(); metrics and the usage backstop when the response ends.
 
-/** A route the front door serves; Fastify keeps its own registration of it for every other form. */
-export interface FrontRoute {
-  method: 'GET' | 'POST';
-  /** The exact path, also the route's pattern for metrics and the ledger. */
-  url: string;
-  /** POST: the JSON schema of the body (Fastify's route schema; validated with Fastify's own Ajv). */
-  bodySchema?: object;
-  handle(request: FrontRequest, reply: FrontReply): unknown;
-}
-
 type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
 
 export interface FrontDeps {
@@ -53,6 +43,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 // A JSON content type as Fastify's parser takes it without doubt; any other spelling goes to Fastify.
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
 const DIGITS = /^\d+$/;
+const PLAIN_PARAM = /^[A-Za-z0-9_.-]{1,256}$/;
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const JSON_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 declare module 'fastify' {
@@ -69,7 +61,9 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
   let count = 0;
   app.decorate('frontDoor', { served: () => count });
   if (!fastify || !routes.length) return;
-  const byUrl = new Map(routes.map((r) => [r.url, r]));
+  const byUrl = new Map(routes.filter((r) => !r.url.includes(':')).map((r) => [r.url, r]));
+  // Routes with a parameter as their last segment: the path up to it, and the parameter's name.
+  const byPrefix = routes.filter((r) => r.url.includes(':')).map((r) => ({ route: r, prefix: r.url.slice(0, r.url.indexOf(':')), name: r.url.slice(r.url.indexOf(':') + 1) }));
   const validators = new Map<FrontRoute, Validate>();
   let closing = false;
   // Fastify marks itself closing before preClose hooks run; from then on it answers (503).
@@ -102,10 +96,22 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
 
   server.removeListener('request', fastify);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const route = closing ? undefined : byUrl.get(req.url ?? '');
+    const url = req.url ?? '';
+    let route = closing ? undefined : byUrl.get(url);
+    let params: Record<string, string> | null = null;
+    if (!route && !closing) {
+      for (const p of byPrefix) {
+        // A plain value only (nothing to decode, no further segment or query, within Fastify's maxParamLength).
+        if (url.startsWith(p.prefix) && PLAIN_PARAM.test(url.slice(p.prefix.length))) {
+          route = p.route;
+          params = { [p.name]: url.slice(p.prefix.length) };
+          break;
+        }
+      }
+    }
     if (route && takes(route, req)) {
       count++;
-      serve(deps, app.log, route, validatorOf(route), req, res);
+      serve(deps, app.log, route, validatorOf(route), req, res, params);
     } else fastify(req, res);
   });
 }
@@ -113,13 +119,14 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
 let logged = 0;
 
 /** The front door's request: what handlers, limits and the backstop read of it. */
-export class FrontRequest implements ExchangeRequest, LimitSubject, BackstopSubject {
+export class FrontRequest implements FrontExchangeRequest, LimitSubject, BackstopSubject {
   body: unknown = undefined;
   principal: Principal | null = null;
   rateLimitedModel: string | null = null;
   usageRecorded = false;
   usageModel = '';
   reachedRoute = false;
+  params: Record<string, string> = NO_PARAMS;
   private childLog: FastifyBaseLogger | null = null;
 
   constructor(
@@ -131,6 +138,15 @@ export class FrontRequest implements ExchangeRequest, LimitSubject, BackstopSubj
 
   get headers() {
     return this.raw.headers;
+  }
+
+  /** As Fastify without trustProxy: the connection's protocol and the Host header. */
+  get protocol(): 'http' | 'https' {
+    return (this.raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  }
+
+  get host(): string {
+    return this.raw.headers.host ?? '';
   }
 
   get departed(): AbortSignal {
@@ -188,9 +204,10 @@ export class FrontReply implements ExchangeReply {
   }
 }
 
-function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, req: IncomingMessage, res: ServerResponse): void {
+function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
   const started = performance.now();
   const request = new FrontRequest(req, route.method, route.url, log);
+  if (params) request.params = params;
   const reply = new FrontReply(res, request);
   const { ledger } = deps;
   const departed = () => recordBackstop(ledger, request, route.url, 499, 0);

@@ -26,3 +26,21 @@ export interface ExchangeReply {
   hijack(): ExchangeReply;
   getHeaders(): Record<string, number | string | string[] | undefined>;
 }
+
+/** The front door's requests: an exchange request with its path parameters and where it came in. */
+export interface FrontExchangeRequest extends ExchangeRequest {
+  params: Record<string, string>;
+  /** As Fastify without trustProxy: the connection's protocol and the Host header. */
+  readonly protocol: 'http' | 'https';
+  readonly host: string;
+}
+
+/** A route the front door (src/front-door.ts) serves; Fastify keeps its own registration of it for every other form. */
+export interface FrontRoute {
+  method: 'GET' | 'POST';
+  /** The exact path, also the route's pattern for metrics and the ledger; `/…/:name` for a last segment taken as a parameter. */
+  url: string;
+  /** POST: the JSON schema of the body (Fastify's route schema; validated with Fastify's own Ajv). */
+  bodySchema?: object;
+  handle(request: FrontExchangeRequest, reply: ExchangeReply): unknown;
+}

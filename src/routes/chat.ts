@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { chatHandler } from './chat-handler.js';
-import type { FrontRequest, FrontRoute } from '../front-door.js';
+import type { FrontExchangeRequest, FrontRoute } from '../http/exchange.js';
 
 // POST /v1/chat/completions (OpenAI Chat Completions). The schema checks what the gateway reads and
 // the types a client can get wrong; every other field passes through to an OpenAI-format upstream.
@@ -75,7 +75,7 @@ export const ChatCompletionRequest = Type.Object(
 
 /** The plain form of the same route, served by the front door (src/front-door.ts). */
 export function frontChat(services: Services): FrontRoute {
-  return { method: 'POST', url: '/v1/chat/completions', bodySchema: ChatCompletionRequest, handle: chatHandler<FrontRequest>(services, { client: 'openai', endpoint: 'chat' }) };
+  return { method: 'POST', url: '/v1/chat/completions', bodySchema: ChatCompletionRequest, handle: chatHandler<FrontExchangeRequest>(services, { client: 'openai', endpoint: 'chat' }) };
 }
 
 export function registerChatRoutes(app: FastifyInstance, services: Services): void {
