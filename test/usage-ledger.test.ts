@@ -146,6 +146,21 @@ describe('usage ledger', () => {
     expect(await usage.totals({ keyId: p.keyId })).toEqual([{ key_id: p.keyId, model: 'm', requests: 2, input_units: 3, output_units: 1, cost_micros: 3, overage_micros: 0 }]);
   });
 
+  it('clamps out-of-range numbers and cuts long texts instead of failing their batch', async () => {
+    const ledger = new UsageLedger(usage, (e) => errors.push(e));
+    const p = await keyWith(null);
+    const base = { key_id: p.keyId, channel: 'c', endpoint: 'chat', status: 200, latency_ms: 1 };
+    ledger.record({ ...base, model: 'x'.repeat(300), input_units: -5, output_units: -0, cost_micros: 2 ** 60, latency_ms: Infinity });
+    ledger.record({ ...base, model: 'y\u0000'.repeat(200), input_units: 7, output_units: 0.5, cost_micros: 1, status: -1 });
+    await ledger.close();
+    expect(errors).toEqual([]);
+    const rows = await store.db.selectFrom('usage').selectAll().where('key_id', '=', p.keyId).orderBy('id').execute();
+    expect(rows.map((r) => [r.model, Number(r.status), Number(r.input_units), Number(r.output_units), Number(r.cost_micros), Number(r.latency_ms)])).toEqual([
+      ['x'.repeat(256), 200, 0, 0, Number.MAX_SAFE_INTEGER, 0],
+      ['y'.repeat(200), 0, 7, 1, 1, 1],
+    ]);
+  });
+
   it('filters totals by key and by time', async () => {
     const ledger = new UsageLedger(usage, (e) => errors.push(e));
     const a = await keyWith(null);
