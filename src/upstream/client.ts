@@ -173,7 +173,6 @@ class Collector implements Dispatcher.DispatchHandler {
   /** Why the gateway aborted the request itself (an answer over the limit). */
   private failure: UpstreamFailure | null = null;
   private settled = false;
-  private readonly onAbort: (() => void) | null = null;
 
   constructor(
     private readonly max: number,
@@ -181,10 +180,9 @@ class Collector implements Dispatcher.DispatchHandler {
     private readonly resolve: (answer: CollectedAnswer) => void,
     private readonly reject: (err: UpstreamFailure) => void,
   ) {
-    if (signal) {
-      this.onAbort = () => this.abort?.(signal.reason as Error);
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
+    // Not removed once settled (removing an EventTarget listener costs about as much as adding
+    // it): the signal lives no longer than its request, and a settled collector ignores it.
+    if (signal) signal.addEventListener('abort', () => this.settled || this.abort?.(signal.reason as Error), { once: true });
   }
 
   onConnect(abort: (err?: Error) => void): void {
@@ -233,7 +231,6 @@ class Collector implements Dispatcher.DispatchHandler {
   private settle(): void {
     this.settled = true;
     this.chunks = [];
-    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort);
   }
 }
 
