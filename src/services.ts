@@ -100,7 +100,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
-  const usage = new UsageRepo(store.db, store.withoutLockWait);
+  const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).

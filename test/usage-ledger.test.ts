@@ -146,6 +146,21 @@ describe('usage ledger', () => {
     expect(await usage.totals({ keyId: p.keyId })).toEqual([{ key_id: p.keyId, model: 'm', requests: 2, input_units: 3, output_units: 1, cost_micros: 3, overage_micros: 0 }]);
   });
 
+  it('clamps out-of-range numbers and cuts long texts instead of failing their batch', async () => {
+    const ledger = new UsageLedger(usage, (e) => errors.push(e));
+    const p = await keyWith(null);
+    const base = { key_id: p.keyId, channel: 'c', endpoint: 'chat', status: 200, latency_ms: 1 };
+    ledger.record({ ...base, model: 'x'.repeat(300), input_units: -5, output_units: -0, cost_micros: 2 ** 60, latency_ms: Infinity });
+    ledger.record({ ...base, model: 'y\u0000'.repeat(200), input_units: 7, output_units: 0.5, cost_micros: 1, status: -1 });
+    await ledger.close();
+    expect(errors).toEqual([]);
+    const rows = await store.db.selectFrom('usage').selectAll().where('key_id', '=', p.keyId).orderBy('id').execute();
+    expect(rows.map((r) => [r.model, Number(r.status), Number(r.input_units), Number(r.output_units), Number(r.cost_micros), Number(r.latency_ms)])).toEqual([
+      ['x'.repeat(256), 200, 0, 0, Number.MAX_SAFE_INTEGER, 0],
+      ['y'.repeat(200), 0, 7, 1, 1, 1],
+    ]);
+  });
+
   it('filters totals by key and by time', async () => {
     const ledger = new UsageLedger(usage, (e) => errors.push(e));
     const a = await keyWith(null);
@@ -226,5 +241,85 @@ describe.skipIf(testDialect() !== 'sqlite')('usage ledger on a SQLite file whose
     expect(errors).toEqual([]);
     const stored = await store.db.selectFrom('usage').select('cost_micros').where('key_id', '=', keyId).execute();
     expect(stored.map((r) => Number(r.cost_micros)).sort((a, b) => a - b)).toEqual(Array.from({ length: 131 }, (_, i) => i + 1));
+  });
+});
+
+// The gateway's ledger writes through the store's writeBatch: on a SQLite file in the background
+// worker thread (its own connection), elsewhere on the store's connection. Same guarantees either way.
+describe('usage ledger through the store\'s background batches', () => {
+  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  let store: Store;
+
+  beforeEach(async () => {
+    db = await freshDatabaseUrl();
+    store = await openStore(db.url, { timeouts: { busy_timeout_ms: 60_000 } });
+  });
+  afterEach(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  it('writes every row with its values once flush() resolves, and one bad row loses only itself', async () => {
+    const errors: unknown[] = [];
+    const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
+    const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
+    const keyId = (await new KeysRepo(store.db).create({ name: 't', keyHash: 'h-bg', keyPrefix: 'mg-x', creditMicros: null })).id;
+    for (let i = 0; i < 237; i++) {
+      ledger.record({ key_id: keyId, model: `m${i % 7}`, channel: `c${i}`, endpoint: 'chat', status: 200 + (i % 3), input_units: i, output_units: 2 * i, cost_micros: 3 * i, overage_micros: i % 2 ? i : undefined, latency_ms: i % 50, created_at: 1_700_000_000_000 + i });
+    }
+    await ledger.flush();
+    expect(errors).toEqual([]);
+    const stored = await store.db.selectFrom('usage').selectAll().where('key_id', '=', keyId).orderBy('created_at').execute();
+    expect(stored.map((r) => [r.model, r.channel, Number(r.status), Number(r.input_units), Number(r.output_units), Number(r.cost_micros), Number(r.overage_micros), Number(r.latency_ms)])).toEqual(
+      Array.from({ length: 237 }, (_, i) => [`m${i % 7}`, `c${i}`, 200 + (i % 3), i, 2 * i, 3 * i, i % 2 ? i : 0, i % 50]),
+    );
+
+    // A batch of 12 with one row the database refuses: the other 11 land, the bad one is reported.
+    const bad = new UsageRepo(store.db, store.withoutLockWait, (batch) =>
+      store.writeBatch(batch.map((s) => ({ sql: s.sql, parameters: s.parameters.map((v) => (v === 'refuse-me' ? null : v)) }))),
+    );
+    const ledger2 = new UsageLedger(bad, (e) => errors.push(e), 60_000, 1000);
+    for (let i = 0; i < 12; i++) ledger2.record({ key_id: keyId, model: 'm', channel: i === 5 ? 'refuse-me' : 'batch-2', endpoint: 'chat', status: 200, input_units: 0, output_units: 0, cost_micros: i, latency_ms: 1 });
+    await ledger2.close();
+    expect(errors).toHaveLength(1);
+    const second = await store.db.selectFrom('usage').select('cost_micros').where('channel', '=', 'batch-2').execute();
+    expect(second.map((r) => Number(r.cost_micros)).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11]);
+  });
+
+  // The worker may wait for a write lock another process holds, since only it waits: the event
+  // loop keeps running meanwhile, and the rows land once the lock is gone, exactly once.
+  it.skipIf(testDialect() !== 'sqlite')('waits for another process\'s write lock off the event loop, then writes each row once', async () => {
+    const errors: unknown[] = [];
+    const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
+    const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
+    const keyId = (await new KeysRepo(store.db).create({ name: 't', keyHash: 'h-bg-lock', keyPrefix: 'mg-x', creditMicros: null })).id;
+    const other = new BetterSqlite(db.url.slice('sqlite:'.length));
+    other.exec('BEGIN IMMEDIATE');
+    let written = false;
+    let flushed: Promise<void>;
+    try {
+      for (let i = 1; i <= 131; i++) ledger.record({ key_id: keyId, model: 'm', channel: 'c', endpoint: 'chat', status: 200, input_units: 0, output_units: 0, cost_micros: i, latency_ms: 1 });
+      flushed = ledger.flush().then(() => {
+        written = true;
+      });
+      // Timers still fire while the batch waits for the lock: the event loop is not the one waiting.
+      let ticks = 0;
+      while (ticks < 5) {
+        await new Promise((r) => setTimeout(r, 10));
+        ticks++;
+      }
+      expect(written).toBe(false);
+      expect(await usage.totals()).toEqual([]);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await flushed;
+    expect(written).toBe(true);
+    expect(errors).toEqual([]);
+    const stored = await store.db.selectFrom('usage').select('cost_micros').where('key_id', '=', keyId).execute();
+    expect(stored.map((r) => Number(r.cost_micros)).sort((a, b) => a - b)).toEqual(Array.from({ length: 131 }, (_, i) => i + 1));
+    await ledger.close();
+    expect(await store.db.selectFrom('usage').select('id').where('key_id', '=', keyId).execute()).toHaveLength(131);
   });
 });

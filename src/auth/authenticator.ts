@@ -12,6 +12,10 @@ interface CacheEntry {
  * Turns a presented key into a Principal. Known keys are cached for `ttlMs` so the hot path does
  * not query the database on every request; a revocation or expiry made elsewhere (the CLI,
  * another instance) therefore takes effect within that time. Unknown keys are never cached.
+ *
+ * The cache is keyed by the presented key itself (held in memory only, never written anywhere),
+ * so a cached key costs one map lookup and no SHA-256; the hash is taken on a miss, for the
+ * database lookup.
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
@@ -32,22 +36,24 @@ export class Authenticator {
    * be asked.
    */
   resolve(presented: string | undefined, now = Date.now()): Principal | null | Promise<Principal | null> {
-    if (!presented || !looksLikeApiKey(presented)) return null;
-    const hash = hashApiKey(presented);
-    const entry = this.cache.get(hash);
+    if (!presented) return null;
+    // Only keys of the right shape that the database knew are ever cached.
+    const entry = this.cache.get(presented);
     if (entry && entry.until > now) return live(entry, now);
-    return this.load(hash, now);
+    if (!looksLikeApiKey(presented)) return null;
+    return this.load(presented, now);
   }
 
-  private async load(hash: string, now: number): Promise<Principal | null> {
+  private async load(presented: string, now: number): Promise<Principal | null> {
+    const hash = hashApiKey(presented);
     const row = await this.keys.findByHash(hash);
     if (!row || !hashesEqual(row.key_hash, hash)) {
-      this.cache.delete(hash);
+      this.cache.delete(presented);
       return null;
     }
     const entry = { row, principal: toPrincipal(row), until: now + this.ttlMs };
     if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(hash, entry);
+    this.cache.set(presented, entry);
     return live(entry, now);
   }
 

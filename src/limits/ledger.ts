@@ -22,7 +22,7 @@ export class UsageLedger {
   ) {}
 
   record(entry: Omit<UsageEntry, 'created_at'> & { created_at?: number }): void {
-    this.buffer.push(clean({ ...entry, created_at: entry.created_at ?? Date.now() }));
+    this.buffer.push(clean(entry));
     if (this.buffer.length >= this.batchSize) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), this.flushMs);
@@ -76,10 +76,7 @@ export class UsageLedger {
  * Integer columns reject fractions (PostgreSQL bigint) and NaN, and PostgreSQL text rejects NUL:
  * a row is made storable here rather than failing its batch later.
  */
-function clean(e: UsageEntry): UsageEntry {
-  // Clamped to exact integers: beyond them PostgreSQL's bigint refuses the row (and its batch).
-  const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round(v))) : 0);
-  const text = (v: unknown) => String(v ?? '').split('\u0000').join('').slice(0, 256);
+function clean(e: Omit<UsageEntry, 'created_at'> & { created_at?: number }): UsageEntry {
   return {
     key_id: text(e.key_id),
     model: text(e.model),
@@ -91,6 +88,21 @@ function clean(e: UsageEntry): UsageEntry {
     cost_micros: int(e.cost_micros),
     overage_micros: int(e.overage_micros),
     latency_ms: int(e.latency_ms),
-    created_at: int(e.created_at),
+    created_at: int(e.created_at ?? Date.now()),
   };
+}
+
+// Clamped to exact integers: beyond them PostgreSQL's bigint refuses the row (and its batch).
+// (One row per request: the common case, a whole number in range or a short clean string, returns
+// its value as it is, without building anything.)
+function int(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return 0;
+  if (Number.isSafeInteger(v) && v >= 0) return v + 0; // + 0: never -0
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round(v)));
+}
+
+function text(v: unknown): string {
+  let s = typeof v === 'string' ? v : String(v ?? '');
+  if (s.includes('\u0000')) s = s.split('\u0000').join('');
+  return s.length > 256 ? s.slice(0, 256) : s;
 }

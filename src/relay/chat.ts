@@ -65,8 +65,16 @@ export class ChatRelay {
   async complete(call: ChatCall, target: Target): Promise<ChatAnswer> {
     const { endpoint, target: to } = this.endpoint(call, target);
     const passthrough = this.passthrough(call, endpoint);
-    const res = await this.send(call, to, endpoint);
-    const text = await readText(res, call.signal);
+    // The whole answer at once: gathered by the dispatch itself, no body stream in between.
+    const got = await this.upstream.collect({
+      url: endpoint.url(to, call.stream),
+      method: 'POST',
+      headers: endpoint.headers(to, call.stream),
+      body: this.requestBody(call, to, endpoint),
+      signal: call.signal,
+    });
+    if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(this.upstream.asResponseData(got));
+    const text = got.text;
     if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
     const payload = JSON.stringify(CHAT_CODECS[call.client].encodeResponse(answer, clientOptions(call)));
@@ -125,16 +133,20 @@ export class ChatRelay {
     return found;
   }
 
-  private async send(call: ChatCall, target: Target, endpoint: ChatEndpoint) {
+  /** The request body for this channel: passed through, or converted through the hub. */
+  private requestBody(call: ChatCall, target: Target, endpoint: ChatEndpoint): string {
     const passthrough = this.passthrough(call, endpoint);
-    const body = passthrough
+    return passthrough
       ? passthrough.request(call.body, target.upstreamModel, call.stream)
       : JSON.stringify(CHAT_CODECS[endpoint.format].encodeRequest(hubOf(call), target.upstreamModel));
+  }
+
+  private async send(call: ChatCall, target: Target, endpoint: ChatEndpoint) {
     const res = await this.upstream.send({
       url: endpoint.url(target, call.stream),
       method: 'POST',
       headers: endpoint.headers(target, call.stream),
-      body,
+      body: this.requestBody(call, target, endpoint),
       signal: call.signal,
     });
     if (res.statusCode < 200 || res.statusCode >= 300) throw await endpoint.failure(res);

@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
-import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { startSqliteWorker, type BatchStatement, type SqliteWorker } from './checkpointer.js';
 import { GuardedPgPool, type PgTimeouts } from './pg-pool.js';
 import { guardedDialect } from './guarded-dialect.js';
 import { asUnavailable } from './unavailable.js';
 import type { Dialect } from './dialect.js';
 
-export type { Dialect };
+export type { Dialect, BatchStatement };
 
 /** One read statement run with its parameters: the first row's values in column order, or undefined. */
 export type RawRead = (...params: unknown[]) => unknown[] | undefined;
@@ -36,6 +36,15 @@ export interface Store {
    * not block the process, it simply runs `work`.
    */
   withoutLockWait<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs statements that can be retried later (the usage ledger's batches) as one transaction, off
+   * the event loop where it can: on a SQLite file in the background worker thread, which has its
+   * own connection and may wait up to `busy_timeout_ms` for a write lock (only the worker waits).
+   * Elsewhere (PostgreSQL, `:memory:`, a worker that died) on the store's connection through
+   * `withoutLockWait`. Resolves when the transaction committed; on failure nothing of it is
+   * written (errors classified as Kysely's: a locked file is a DatabaseUnavailableError).
+   */
+  writeBatch(batch: readonly BatchStatement[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,7 +115,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const timeouts = { ...DEFAULT_STORE_TIMEOUTS, ...opts.timeouts };
   const warn = opts.warn ?? ((m: string) => process.stderr.write(`mediagate: ${m}\n`));
   let db: Kysely<Database>;
-  let checkpointer: Checkpointer | null = null;
+  let worker: SqliteWorker | null = null;
   let pgPool: GuardedPgPool | null = null;
   let reader: SqliteConnection | null = null;
   const busyMs = Math.max(0, Math.floor(timeouts.busy_timeout_ms));
@@ -119,9 +128,10 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     // better-sqlite3 waits for a lock synchronously (the event loop stands still meanwhile), so the
     // wait is short; a write that still finds the file locked answers 503 (unavailable.ts).
     conn.pragma(`busy_timeout = ${busyMs}`);
-    if (target !== ':memory:' && opts.backgroundCheckpoints !== false) {
-      conn.pragma('wal_autocheckpoint = 0');
-      checkpointer = startCheckpointer(target, 1000, (m) => process.stderr.write(`mediagate: ${m}\n`));
+    if (target !== ':memory:') {
+      const checkpoints = opts.backgroundCheckpoints !== false;
+      if (checkpoints) conn.pragma('wal_autocheckpoint = 0');
+      worker = startSqliteWorker(target, { checkpointMs: checkpoints ? 1000 : 0, busyMs, onError: (m) => process.stderr.write(`mediagate: ${m}\n`) });
     }
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
     db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) })) });
@@ -164,6 +174,21 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
             await restore.execute(one);
           }
         });
+  const onConnection = (batch: readonly BatchStatement[]) =>
+    withoutLockWait(async (one) => {
+      const run = async (q: Kysely<Database>) => {
+        for (const s of batch) await q.executeQuery(CompiledQuery.raw(s.sql, [...s.parameters]));
+      };
+      await (batch.length === 1 ? run(one) : one.transaction().execute(run));
+    });
+  const bg = worker;
+  const writeBatch = (batch: readonly BatchStatement[]): Promise<void> => {
+    if (!batch.length) return Promise.resolve();
+    if (!bg?.alive) return onConnection(batch);
+    return bg.run(batch).catch((err: unknown) => {
+      throw asUnavailable(err);
+    });
+  };
   const readConn = reader;
   return {
     db,
@@ -181,6 +206,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
         }
       : null,
     withoutLockWait,
+    writeBatch,
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<false>((resolve) => {
@@ -202,7 +228,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     async close() {
       readConn?.close();
       await db.destroy();
-      await checkpointer?.stop();
+      await worker?.stop();
     },
   };
 }
