@@ -7,9 +7,10 @@ import { freshRedisPrefix } from './helpers/redis.js';
 import { rawRequest, buildRequest } from './helpers/raw-http.js';
 import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config/defaults.js';
 import { generateApiKey } from '../src/auth/keys.js';
+import { createTask, isFinished, waitForTask } from './helpers/video.js';
 
-// The front door (src/front-door.ts) serves the plain form of GET /v1/models and POST
-// /v1/chat/completions straight from node:http; Fastify serves every other form. Each case here is
+// The front door (src/front-door.ts) serves the plain form of GET /v1/models, POST
+// /v1/chat/completions and GET /v1/video/generations/{id} straight from node:http; Fastify serves every other form. Each case here is
 // sent three ways, each with its own key of the same options: over HTTP to the exact path (the
 // front door), with app.inject() (Fastify's routing, never the front door), and over HTTP with a
 // query string (Fastify over a real socket, for the connection header). The answers must match:
@@ -512,6 +513,62 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       expect(served()).toBe(before);
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body).error.code).toBe('request_too_large');
+    });
+  });
+
+  describe('GET /v1/video/generations/{id}', () => {
+    // One task read by its own key through each door; the Host header is given, so the gateway's own
+    // URLs in the answer are the same whichever door made them.
+    async function finishedTask() {
+      const { id, key } = await gw.createKey();
+      const created = await createTask(gw.url, key, { model: 'sim-video', prompt: 'a corgi runs on grass' });
+      expect(created.status).toBe(200);
+      const taskId = created.body.data.task_id as string;
+      await waitForTask(gw.url, key, taskId, isFinished);
+      return { id, key, taskId };
+    }
+    const headersOf = (key: string) => ({ authorization: `Bearer ${key}`, host: `127.0.0.1:${port}` });
+
+    it('reads a task alike through every door, the front one taking only the plain path', async () => {
+      const { key, taskId } = await finishedTask();
+      const answers = {} as Record<Door, Answer>;
+      for (const door of DOORS) {
+        const before = served();
+        answers[door] = await send(door, 'GET', `/v1/video/generations/${taskId}`, headersOf(key));
+        expect(served() - before, `${door}: requests the front door took`).toBe(door === 'front' ? 1 : 0);
+      }
+      expect(answers.front.status).toBe(200);
+      expect(JSON.parse(answers.front.text).data.task_id).toBe(taskId);
+      for (const door of DOORS.slice(1)) {
+        expect(answers[door].status, door).toBe(200);
+        expect(answers[door].headers['content-type'], door).toBe(answers.front.headers['content-type']);
+        // Byte for byte: both doors serialize with the route's one compiled serializer.
+        expect(answers[door].text, door).toBe(answers.front.text);
+      }
+    });
+
+    it('refuses another key\'s task and an unknown one with the same 404', async () => {
+      const { taskId } = await finishedTask();
+      const other = await gw.createKey();
+      for (const path of [`/v1/video/generations/${taskId}`, '/v1/video/generations/task_not_there']) {
+        const answers = {} as Record<Door, Answer>;
+        for (const door of DOORS) answers[door] = await send(door, 'GET', path, headersOf(other.key));
+        expect(answers.front.status, path).toBe(404);
+        for (const door of DOORS.slice(1)) expectSameAnswer(answers.front, answers[door], door);
+      }
+    });
+
+    it('leaves an id that needs decoding to Fastify, which answers it the same', async () => {
+      const { key, taskId } = await finishedTask();
+      // The id's first letter percent-encoded: the same task for Fastify's router.
+      const encoded = `%${taskId.charCodeAt(0).toString(16)}${taskId.slice(1)}`;
+      const before = served();
+      const viaFastify = await overHttp('GET', `/v1/video/generations/${encoded}`, headersOf(key));
+      expect(served()).toBe(before);
+      const viaFront = await overHttp('GET', `/v1/video/generations/${taskId}`, headersOf(key));
+      expect(served()).toBe(before + 1);
+      expect(viaFastify.status).toBe(200);
+      expect(viaFastify.text).toBe(viaFront.text);
     });
   });
 
