@@ -43,7 +43,7 @@ function queryKey(request: FastifyRequest): string | undefined {
 }
 
 /** The principal of an authenticated route (registerAuth guarantees it is set). */
-export function principalOf(request: FastifyRequest): Principal {
+export function principalOf(request: { principal: Principal | null }): Principal {
   if (!request.principal) throw errors.invalidApiKey();
   return request.principal;
 }

@@ -57,7 +57,8 @@ export function registerConnectionGuards(app: FastifyInstance, s: ConnectionLimi
   }
 }
 
-function declaresBody(headers: IncomingHttpHeaders): boolean {
+/** Whether a request declares a body (Content-Length above 0, or a Transfer-Encoding). */
+export function declaresBody(headers: IncomingHttpHeaders): boolean {
   if (headers['transfer-encoding'] !== undefined) return true;
   const length = headers['content-length'];
   return length !== undefined && length !== '0';

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,56 +22,73 @@ interface Departure {
 }
 
 const DEPARTURE = Symbol('departure');
-type Watched = FastifyRequest & { [DEPARTURE]?: Departure };
+/** A request as Fastify or the front door (src/http/front-door.ts) holds it. */
+export interface Departing {
+  raw: IncomingMessage;
+}
+type Watched = Departing & { [DEPARTURE]?: Departure };
 
-function departureOf(request: FastifyRequest): Departure {
+function departureOf(request: Departing): Departure {
   return ((request as Watched)[DEPARTURE] ??= { gone: false, controller: null, closed: false, onClose: null });
+}
+
+/** The request's departure signal (made on first ask; one made after the client left starts aborted). */
+export function departedSignal(request: Departing): AbortSignal {
+  const d = departureOf(request);
+  if (!d.controller) {
+    d.controller = new AbortController();
+    if (d.gone) d.controller.abort();
+  }
+  return d.controller.signal;
+}
+
+/**
+ * The one 'close' listener of a response: marks the client gone when the response closed before it
+ * was sent whole, aborts the signal, and runs what whenClosed() registered.
+ */
+export function watchDeparture(request: Departing, res: ServerResponse): void {
+  const d = departureOf(request);
+  res.once('close', () => {
+    d.closed = true;
+    if (!res.writableFinished) {
+      d.gone = true;
+      d.controller?.abort();
+    }
+    const run = d.onClose;
+    d.onClose = null;
+    if (run) for (const fn of run) fn();
+  });
 }
 
 export function registerDepartureSignal(app: FastifyInstance): void {
   // The AbortController is made only for a route that reads `departed` (chat, images, video
   // create): a read endpoint never pays for one. One made after the client left starts aborted.
   app.decorateRequest('departed', {
-    getter(this: FastifyRequest): AbortSignal {
-      const d = departureOf(this);
-      if (!d.controller) {
-        d.controller = new AbortController();
-        if (d.gone) d.controller.abort();
-      }
-      return d.controller.signal;
+    getter(this: Departing): AbortSignal {
+      return departedSignal(this);
     },
   });
   // The one 'close' listener of a response: the rate limits' slot release and the usage backstop
   // register with whenClosed() instead of adding their own.
   app.addHook('onRequest', (request, reply, done) => {
-    const d = departureOf(request);
-    reply.raw.once('close', () => {
-      d.closed = true;
-      if (!reply.raw.writableFinished) {
-        d.gone = true;
-        d.controller?.abort();
-      }
-      const run = d.onClose;
-      d.onClose = null;
-      if (run) for (const fn of run) fn();
-    });
+    watchDeparture(request, reply.raw);
     done();
   });
 }
 
 /**
  * Runs `fn` once when the request's response closes — sent whole or abandoned by the client (ask
- * clientGone() which) — or at once when it already has. Hooks registered after
- * registerDepartureSignal only.
+ * clientGone() which) — or at once when it already has. For requests watched by
+ * registerDepartureSignal's hook or the front door.
  */
-export function whenClosed(request: FastifyRequest, fn: () => void): void {
+export function whenClosed(request: Departing, fn: () => void): void {
   const d = departureOf(request);
   if (d.closed) fn();
   else (d.onClose ??= []).push(fn);
 }
 
 /** true when the client has already left: the caller answers nobody and calls no upstream. */
-export function clientGone(request: FastifyRequest): boolean {
+export function clientGone(request: Departing): boolean {
   // The socket's own state too: its 'close' may not have reached the response's listener yet.
   const socket = request.raw.socket as { destroyed?: boolean; readableEnded?: boolean } | null;
   return (request as Watched)[DEPARTURE]?.gone === true || socket?.destroyed === true || socket?.readableEnded === true;

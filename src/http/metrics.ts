@@ -35,21 +35,26 @@ export class Metrics {
     });
   }
 
-  /** Counts every answered request (route pattern, never the raw URL, so labels stay bounded). */
+  // The labelled children are kept per (route, method, status): prom-client would otherwise hash
+  // the label object on every request.
+  private readonly counters = new Map<string, Counter.Internal>();
+  private readonly timers = new Map<string, Histogram.Internal<'route'>>();
+
+  /** One answered request (route pattern, never the raw URL, so labels stay bounded). */
+  observe(route: string, method: string, status: number, seconds: number): void {
+    const id = `${status} ${method} ${route}`;
+    let counter = this.counters.get(id);
+    if (!counter) this.counters.set(id, (counter = this.requests.labels({ route, method, status: String(status) })));
+    counter.inc();
+    let timer = this.timers.get(route);
+    if (!timer) this.timers.set(route, (timer = this.latency.labels({ route })));
+    timer.observe(seconds);
+  }
+
+  /** Counts every request Fastify answered, and serves /metrics. */
   instrument(app: FastifyInstance): void {
-    // The labelled children are kept per (route, method, status): prom-client would otherwise hash
-    // the label object on every request.
-    const counters = new Map<string, Counter.Internal>();
-    const timers = new Map<string, Histogram.Internal<'route'>>();
     app.addHook('onResponse', (request, reply, done) => {
-      const route = request.routeOptions.url ?? 'unmatched';
-      const id = `${reply.statusCode} ${request.method} ${route}`;
-      let counter = counters.get(id);
-      if (!counter) counters.set(id, (counter = this.requests.labels({ route, method: request.method, status: String(reply.statusCode) })));
-      counter.inc();
-      let timer = timers.get(route);
-      if (!timer) timers.set(route, (timer = this.latency.labels({ route })));
-      timer.observe(reply.elapsedTime / 1000);
+      this.observe(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
     app.get('/metrics', async (_req, reply) => {

@@ -5,6 +5,7 @@ import { GatewayError } from './errors.js';
 export const MAX_JSON_DEPTH = 64;
 
 export const tooLarge = () => new GatewayError(413, 'request_too_large', 'The request body is larger than this gateway accepts.');
+export const tooDeep = () => new GatewayError(400, 'invalid_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
 
 /**
  * Guards every route, whatever its body parser: a declared Content-Length over the limit is refused
@@ -27,7 +28,7 @@ export function registerRequestGuards(app: FastifyInstance, bodyLimitBytes: numb
   app.addHook('preValidation', (request, _reply, done) => {
     // Only JSON: other parsers (multipart) may build objects with cycles.
     if (/json/i.test(request.headers['content-type'] ?? '') && request.body !== null && typeof request.body === 'object' && depthExceeds(request.body, MAX_JSON_DEPTH)) {
-      return done(new GatewayError(400, 'invalid_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
+      return done(tooDeep());
     }
     done();
   });

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { mayUseModel } from '../auth/principal.js';
+import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../http/errors.js';
-import { whenClosed } from '../http/departure.js';
+import { whenClosed, type Departing } from '../http/departure.js';
 import type { KeyAdmission, RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
 import { LEDGER_ENDPOINTS, markUsageRecorded } from './usage-backstop.js';
 
-interface LimitContext {
+export interface LimitContext {
   limits: RateLimits;
   /** Where refusals are recorded (one ledger row per request, refused ones included). */
   ledger: Pick<UsageLedger, 'record'> | null;
@@ -22,49 +22,79 @@ declare module 'fastify' {
   }
 }
 
+/** What the limits read of and note on a request (a FastifyRequest, or the front door's). */
+export interface LimitSubject {
+  principal: Principal | null;
+  /** The model whose rpm this request already counted against (counted once per request). */
+  rateLimitedModel: string | null;
+  usageRecorded: boolean;
+}
+
+/**
+ * The key's rpm and concurrency of an authenticated request: `done()` when admitted (its slot is
+ * freed when the response closes, its rate-limit headers set through `setHeader`), `done(err)` when
+ * refused (the refusal's ledger row written). Synchronous for a key without limits or with limits
+ * kept in memory. `url` is the route's pattern (the ledger's endpoint).
+ */
+export function admitKeyLimits(
+  ctx: LimitContext,
+  request: LimitSubject & Departing,
+  url: string,
+  setHeader: (name: string, value: string) => void,
+  done: (err?: Error) => void,
+): void {
+  const p = request.principal;
+  if (!p || (p.concurrency <= 0 && p.rpm <= 0)) return done();
+  const admit = (admission: KeyAdmission) => {
+    // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
+    const slot = admission.slot;
+    if (slot) whenClosed(request, () => slot.release());
+    for (const k in admission.headers) setHeader(k, admission.headers[k]);
+    done();
+  };
+  const refuse = (err: Error) => {
+    recordRefusal(ctx, request, url, '', err);
+    done(err);
+  };
+  let admission;
+  try {
+    admission = ctx.limits.admitKeyNow(p);
+  } catch (err) {
+    return refuse(err as Error);
+  }
+  if (admission instanceof Promise) admission.then(admit, refuse);
+  else admit(admission);
+}
+
+/** Whether a parsed JSON body names a model whose rpm is limited (then limitModelIn must run). */
+export function namesLimitedModel(ctx: LimitContext, body: unknown): body is { model: string } {
+  const b = body as { model?: unknown } | null | undefined;
+  return !!b && typeof b === 'object' && !Array.isArray(b) && typeof b.model === 'string' && ctx.limits.modelRpm(b.model) > 0;
+}
+
 /**
  * Applies rate limits to every `auth: true` route, after the auth hook (register this after
  * registerAuth): the key's rpm and concurrency as soon as the key is known (onRequest, before the
  * body is read), the model's rpm once a JSON body naming a `model` is parsed (preHandler).
  * Routes whose model is not in a JSON body (multipart image edits) call limitModel() themselves.
  */
-export function registerRateLimits(app: FastifyInstance, limits: RateLimits, ledger: Pick<UsageLedger, 'record'> | null = null): void {
-  app.decorate('rateLimits', { limits, ledger });
+export function registerRateLimits(app: FastifyInstance, limits: RateLimits, ledger: Pick<UsageLedger, 'record'> | null = null): LimitContext {
+  const ctx: LimitContext = { limits, ledger };
+  app.decorate('rateLimits', ctx);
   app.decorateRequest('rateLimitedModel', null);
 
   // Callback hooks: a key or model without a limit (nothing to count) passes without a promise.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.routeOptions.config?.auth || !request.principal) return done();
-    const p = request.principal;
-    if (p.concurrency <= 0 && p.rpm <= 0) return done();
-    const admit = (admission: KeyAdmission) => {
-      // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
-      const slot = admission.slot;
-      if (slot) whenClosed(request, () => slot.release());
-      for (const k in admission.headers) reply.header(k, admission.headers[k]);
-      done();
-    };
-    const refuse = (err: Error) => {
-      recordRefusal(request, '', err);
-      done(err);
-    };
-    let admission;
-    try {
-      admission = limits.admitKeyNow(p);
-    } catch (err) {
-      return refuse(err as Error);
-    }
-    if (admission instanceof Promise) admission.then(admit, refuse);
-    else admit(admission);
+    admitKeyLimits(ctx, request, request.routeOptions.url ?? '', (k, v) => reply.header(k, v), done);
   });
 
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.routeOptions.config?.auth) return done();
-    const body = request.body as { model?: unknown } | null | undefined;
-    if (body && typeof body === 'object' && !Array.isArray(body) && typeof body.model === 'string' && limits.modelRpm(body.model) > 0) {
-      limitModel(request, body.model).then(() => done(), done);
-    } else done();
+    if (namesLimitedModel(ctx, request.body)) limitModel(request, request.body.model).then(() => done(), done);
+    else done();
   });
+  return ctx;
 }
 
 /**
@@ -73,24 +103,27 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
  * model the key may not use: the route answers 403 and the model's budget stays for allowed callers.
  */
 export async function limitModel(request: FastifyRequest, model: string): Promise<void> {
+  return limitModelIn(request.server.rateLimits, request, request.routeOptions.url ?? '', model);
+}
+
+/** limitModel() with the limits and the route's pattern given (the front door's requests have no server). */
+export async function limitModelIn(ctx: LimitContext, request: LimitSubject, url: string, model: string): Promise<void> {
   if (request.rateLimitedModel === model) return;
   if (request.principal && !mayUseModel(request.principal, model)) return;
-  const { limits } = request.server.rateLimits;
   try {
-    await limits.admitModel(model);
+    await ctx.limits.admitModel(model);
   } catch (err) {
-    if (request.principal) await limits.refundKey(request.principal);
-    recordRefusal(request, model, err);
+    if (request.principal) await ctx.limits.refundKey(request.principal);
+    recordRefusal(ctx, request, url, model, err);
     throw err;
   }
   request.rateLimitedModel = model;
 }
 
 /** A request refused by a limit never reaches its route, so its ledger row is written here. */
-function recordRefusal(request: FastifyRequest, model: string, err: unknown): void {
-  const { ledger } = request.server.rateLimits;
+function recordRefusal(ctx: LimitContext, request: LimitSubject, url: string, model: string, err: unknown): void {
+  const { ledger } = ctx;
   if (!ledger || !request.principal || !(err instanceof GatewayError) || err.status !== 429) return;
-  const url = request.routeOptions.url ?? '';
   markUsageRecorded(request);
   ledger.record({
     key_id: request.principal.keyId,

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UsageLedger } from './ledger.js';
-import { whenClosed } from '../http/departure.js';
+import type { ServerResponse } from 'node:http';
+import type { Principal } from '../auth/principal.js';
+import { whenClosed, type Departing } from '../http/departure.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,7 +34,7 @@ export function noteUsageModel(request: FastifyRequest, model: string): void {
 }
 
 /** Called wherever a request's usage row is written. */
-export function markUsageRecorded(request: FastifyRequest): void {
+export function markUsageRecorded(request: { usageRecorded: boolean }): void {
   request.usageRecorded = true;
 }
 
@@ -40,10 +42,60 @@ export function markUsageRecorded(request: FastifyRequest): void {
  * Claims the request's one usage row: true for the first caller, false once a row was written (a
  * client that left is recorded by whoever notices first: the route, or the abort hook below).
  */
-export function claimUsageRow(request: FastifyRequest): boolean {
+export function claimUsageRow(request: { usageRecorded: boolean }): boolean {
   if (request.usageRecorded) return false;
   request.usageRecorded = true;
   return true;
+}
+
+/** What the backstop reads of a request (a FastifyRequest, or the front door's). */
+export interface BackstopSubject extends Departing {
+  method: string;
+  principal: Principal | null;
+  usageRecorded: boolean;
+  usageModel: string;
+  reachedRoute: boolean;
+  body: unknown;
+}
+
+type Ledger = Pick<UsageLedger, 'record'>;
+
+/**
+ * The row of an authenticated request to a billable endpoint (`url`: the route's pattern) that no
+ * route recorded: no units, no cost. Billable requests are POSTs; a refused read (GET of the task
+ * list at the same path) costs nothing to record.
+ */
+export function recordBackstop(ledger: Ledger, request: BackstopSubject, url: string, status: number, latencyMs: number): void {
+  if (request.method !== 'POST' || !request.principal) return;
+  const endpoint = LEDGER_ENDPOINTS[url];
+  if (!endpoint || !claimUsageRow(request)) return;
+  const body = request.body as { model?: unknown } | null | undefined;
+  ledger.record({
+    key_id: request.principal.keyId,
+    model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : request.usageModel,
+    channel: '',
+    endpoint,
+    status,
+    input_units: 0,
+    output_units: 0,
+    cost_micros: 0,
+    latency_ms: Math.round(latencyMs),
+  });
+}
+
+/**
+ * A client that left while its key was checked or its body read can leave the request stuck short
+ * of any route (its body stream closed without an error): if no route took it up shortly after the
+ * client left, its 499 row is written. A route that started records its own.
+ */
+export function watchUnrouted(request: BackstopSubject, res: ServerResponse, departed: () => void): void {
+  if (request.method !== 'POST') return;
+  whenClosed(request, () => {
+    if (res.writableFinished) return;
+    setTimeout(() => {
+      if (!request.reachedRoute) departed();
+    }, 500).unref();
+  });
 }
 
 /**
@@ -52,56 +104,28 @@ export function claimUsageRow(request: FastifyRequest): boolean {
  * endpoint that was refused before that (bad body, unknown or forbidden model, no credit), with no
  * units and no cost. A request without a valid key has no key to record.
  */
-export function registerUsageBackstop(app: FastifyInstance, ledger: Pick<UsageLedger, 'record'>): { departed(request: FastifyRequest): void } {
+export function registerUsageBackstop(app: FastifyInstance, ledger: Ledger): { departed(request: FastifyRequest): void } {
   app.decorateRequest('usageRecorded', false);
   app.decorateRequest('usageModel', '');
-  const backstop = (request: FastifyRequest, status: number, latencyMs: number) => {
-    // Billable requests are POSTs; a refused read (GET of the task list at the same path) costs nothing to record.
-    if (request.method !== 'POST' || !request.principal) return;
-    const endpoint = LEDGER_ENDPOINTS[request.routeOptions.url ?? ''];
-    if (!endpoint || !claimUsageRow(request)) return;
-    const body = request.body as { model?: unknown } | null | undefined;
-    ledger.record({
-      key_id: request.principal.keyId,
-      model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : request.usageModel,
-      channel: '',
-      endpoint,
-      status,
-      input_units: 0,
-      output_units: 0,
-      cost_micros: 0,
-      latency_ms: Math.round(latencyMs),
-    });
-  };
   app.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode >= 400) backstop(request, reply.statusCode, reply.elapsedTime);
+    if (reply.statusCode >= 400) recordBackstop(ledger, request, request.routeOptions.url ?? '', reply.statusCode, reply.elapsedTime);
     done();
   });
   // A client gone before its request reached a route that records (while its key was checked or its
   // body read): 499, nginx's "client closed request".
   // Fastify keeps no arrival time for a request that never got a reply; its latency is unknown.
-  const departed = (request: FastifyRequest) => backstop(request, 499, 0);
+  const departed = (request: FastifyRequest) => recordBackstop(ledger, request, request.routeOptions.url ?? '', 499, 0);
   app.addHook('onRequestAbort', (request, done) => {
     departed(request);
     done();
   });
-  // A client that left while its key was checked or its body read can leave the request stuck
-  // short of any route (its body stream closed without an error): if no route took it up shortly
-  // after the client left, this writes its 499 row. A route that started records its own.
   app.decorateRequest('reachedRoute', false);
   app.addHook('preHandler', (request, _reply, done) => {
     request.reachedRoute = true;
     done();
   });
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.method === 'POST') {
-      whenClosed(request, () => {
-        if (reply.raw.writableFinished) return;
-        setTimeout(() => {
-          if (!request.reachedRoute) departed(request);
-        }, 500).unref();
-      });
-    }
+    watchUnrouted(request, reply.raw, () => departed(request));
     done();
   });
   // For the app's error handler: a request that failed because its client left (its body could

@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { ExchangeReply, ExchangeRequest } from '../http/exchange.js';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
@@ -43,23 +44,24 @@ function maxTokensOf(client: ChatFormat, body: Record<string, unknown>): { field
 }
 
 /** What one chat endpoint adds to the shared flow. */
-export interface ChatRouteSpec {
+export interface ChatRouteSpec<Req extends ExchangeRequest = FastifyRequest> {
   client: ChatFormat;
   /** The ledger's endpoint name. */
   endpoint: string;
   /** The body as the relay takes it and whether it streams (Gemini names both in the URL). */
-  read?(request: FastifyRequest): { body: Record<string, unknown>; stream: boolean };
+  read?(request: Req): { body: Record<string, unknown>; stream: boolean };
   /** Before the credit hold: the Responses API resolves its stored state here. */
-  prepare?(request: FastifyRequest, call: ChatCall): Promise<void>;
+  prepare?(request: Req, call: ChatCall): Promise<void>;
   /** The whole answer went out (its body in the client's format): the Responses API stores it. */
-  finished?(request: FastifyRequest, call: ChatCall, answer: Record<string, unknown>): Promise<void>;
+  finished?(request: Req, call: ChatCall, answer: Record<string, unknown>): Promise<void>;
 }
 
-export function chatHandler(services: Services, spec: ChatRouteSpec) {
+/** The handler of a chat route, for Fastify's requests or the front door's (`Req`). */
+export function chatHandler<Req extends ExchangeRequest = FastifyRequest>(services: Services, spec: ChatRouteSpec<Req>) {
   const chat = new ChatRelay(services.upstream);
   const { client, endpoint } = spec;
 
-  return async function handleChat(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  return async function handleChat(request: Req, reply: ExchangeReply): Promise<unknown> {
     const started = Date.now();
     const principal = principalOf(request);
     const { body, stream } = spec.read ? spec.read(request) : { body: request.body as Record<string, unknown>, stream: (request.body as Record<string, unknown>).stream === true };

@@ -1,6 +1,6 @@
-import type { FastifyReply } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { ChatFormat } from '../formats/chat-stream.js';
+import type { ExchangeReply } from '../http/exchange.js';
 import { streamErrorFrame } from '../formats/index.js';
 import { redact } from '../http/redact.js';
 import { SseWriter } from '../formats/sse.js';
@@ -24,7 +24,7 @@ export interface StreamOutcome {
  * upstream (the caller's AbortSignal) and the loop stops.
  */
 export async function pipeChatStream(
-  reply: FastifyReply,
+  reply: ExchangeReply,
   client: ChatFormat,
   opened: OpenedStream,
   signal: AbortSignal,
@@ -34,7 +34,7 @@ export async function pipeChatStream(
   reply.hijack();
   const res = reply.raw;
   // Headers set by hooks (rate-limit headers, say) still go out on a hijacked reply.
-  const headers: OutgoingHttpHeaders = { ...(reply.getHeaders() as OutgoingHttpHeaders) };
+  const headers: OutgoingHttpHeaders = { ...reply.getHeaders() };
   headers['content-type'] = 'text/event-stream; charset=utf-8';
   headers['cache-control'] = 'no-cache';
   headers['x-accel-buffering'] = 'no';

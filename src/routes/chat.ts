@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { chatHandler } from './chat-handler.js';
+import type { FrontExchangeRequest, FrontRoute } from '../http/exchange.js';
 
 // POST /v1/chat/completions (OpenAI Chat Completions). The schema checks what the gateway reads and
 // the types a client can get wrong; every other field passes through to an OpenAI-format upstream.
@@ -71,6 +72,11 @@ export const ChatCompletionRequest = Type.Object(
   },
   Open,
 );
+
+/** The plain form of the same route, served by the front door (src/front-door.ts). */
+export function frontChat(services: Services): FrontRoute {
+  return { method: 'POST', url: '/v1/chat/completions', bodySchema: ChatCompletionRequest, handle: chatHandler<FrontExchangeRequest>(services, { client: 'openai', endpoint: 'chat' }) };
+}
 
 export function registerChatRoutes(app: FastifyInstance, services: Services): void {
   app.post('/v1/chat/completions', { config: { auth: true }, schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));

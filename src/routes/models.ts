@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import { errors } from '../http/errors.js';
+import type { ExchangeReply, ExchangeRequest, FrontRoute } from '../http/exchange.js';
 import { modelEntry as entry, type Catalog } from '../relay/catalog.js';
 
 const ModelEntry = Type.Object({
@@ -18,13 +19,22 @@ const ModelList = Type.Object({
   data: Type.Array(ModelEntry),
 });
 
+/** GET /v1/models through the front door: the same prepared bytes. */
+export function frontModels(catalog: Catalog): FrontRoute {
+  return { method: 'GET', url: '/v1/models', handle: (request, reply) => listReply(catalog, request, reply) };
+}
+
+function listReply(catalog: Catalog, request: ExchangeRequest, reply: ExchangeReply) {
+  return reply.header('content-type', 'application/json; charset=utf-8').send(catalog.listBytesFor(principalOf(request)));
+}
+
 /** GET /v1/models and GET /v1/models/{id} for the OpenAI SDK's retrieve(). */
 export function registerModelRoutes(app: FastifyInstance, catalog: Catalog): void {
   app.get(
     '/v1/models',
     { config: { auth: true }, schema: { response: { 200: ModelList } } },
     // Bytes prepared per allow-list (Catalog.listBytesFor); the schema documents them.
-    async (request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(catalog.listBytesFor(principalOf(request))),
+    async (request, reply) => listReply(catalog, request, reply),
   );
 
   app.get<{ Params: { model: string } }>(

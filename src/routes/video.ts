@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/hook.js';
 import { claimUsageRow } from '../limits/usage-backstop.js';
 import type { TaskService } from '../tasks/service.js';
-import { TaskEnvelopeSchema, envelope } from '../tasks/record.js';
+import fastJson from 'fast-json-stringify';
+import { TaskEnvelopeSchema, envelope, type TaskEnvelope } from '../tasks/record.js';
+import type { ExchangeReply, ExchangeRequest, FrontRoute } from '../http/exchange.js';
 import type { Config } from '../config/schema.js';
 import { baseForRequest } from '../tasks/content/gateway-url.js';
 import { TaskAnswers } from '../tasks/read-answer.js';
@@ -19,11 +21,29 @@ export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService, co
     envelope(await tasks.create(principalOf(request), request.body, () => claimUsageRow(request), request.departed)),
   );
 
+  const read = taskReader(tasks, config);
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, (request, reply) => read(request, reply));
+}
+
+/** The plain form of a task read, served by the front door (src/front-door.ts). */
+export function frontTaskRead(tasks: TaskService, config: Pick<Config, 'server' | 'storage'>): FrontRoute {
+  const read = taskReader(tasks, config);
+  return { method: 'GET', url: '/v1/video/generations/:task_id', handle: (request, reply) => read(request, reply) };
+}
+
+// The answer's serializer, compiled once from the route's response schema (the bytes Fastify's own
+// serializer would make for it), shared by both doors.
+const serializeEnvelope = fastJson(TaskEnvelopeSchema) as (answer: TaskEnvelope) => string;
+
+type TaskReadRequest = ExchangeRequest & { params: Record<string, string>; protocol: string; host: string };
+
+/** GET /v1/video/generations/{task_id}, for either door. */
+function taskReader(tasks: TaskService, config: Pick<Config, 'server' | 'storage'>) {
   // Every client's polling: the answer's bytes are kept per task version (tasks/read-answer.ts).
   const answers = new TaskAnswers(config);
-  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, async (request, reply) => {
-    const view = await tasks.view(principalOf(request), request.params.task_id);
-    const json = answers.json(view, baseForRequest(config, request), (answer) => reply.serialize(answer) as string);
-    return reply.type('application/json; charset=utf-8').send(json);
-  });
+  return async (request: TaskReadRequest, reply: ExchangeReply) => {
+    const view = await tasks.view(principalOf(request), request.params.task_id ?? '');
+    const json = answers.json(view, baseForRequest(config, request), serializeEnvelope);
+    return reply.header('content-type', 'application/json; charset=utf-8').send(json);
+  };
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request, util as undiciUtil, type Dispatcher } from 'undici';
 import { guardedAgent } from './address-guard.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
 import { DEFAULT_ANSWER_LIMITS, oversized, setAnswerLimits, type AnswerLimits } from './json.js';
@@ -35,10 +35,10 @@ export interface SendOptions {
 
 /** A whole answer gathered by UpstreamClient.collect(). */
 export interface CollectedAnswer {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
   /** The body as UTF-8 text ('' for a non-2xx answer whose body could not be read whole). */
-  text: string;
+  readonly text: string;
 }
 
 export class UpstreamClient {
@@ -158,20 +158,21 @@ function splitUrl(raw: string): { origin: string; path: string } {
 }
 
 /**
- * The dispatch handler behind collect(): gathers the body's chunks and settles the promise once.
- * The client's departure signal aborts the request at once (before it was connected: as soon as it
- * is); the failure is then `aborted`, mapped by toUpstreamFailure like every other.
+ * The dispatch handler behind collect(), on undici's raw handler interface (onConnect … onError):
+ * the response headers arrive unparsed and are parsed only when asked for (an error status), the
+ * body's chunks are gathered, and the promise is settled once. The client's departure signal
+ * aborts the request at once (before it was connected: as soon as it is); the failure is then
+ * `aborted`, mapped by toUpstreamFailure like every other.
  */
 class Collector implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+  private abort: ((err?: Error) => void) | null = null;
   private status = 0;
-  private headers: IncomingHttpHeaders = {};
+  private rawHeaders: Buffer[] = [];
   private chunks: Buffer[] = [];
   private size = 0;
   /** Why the gateway aborted the request itself (an answer over the limit). */
   private failure: UpstreamFailure | null = null;
   private settled = false;
-  private readonly onAbort: (() => void) | null = null;
 
   constructor(
     private readonly max: number,
@@ -179,60 +180,80 @@ class Collector implements Dispatcher.DispatchHandler {
     private readonly resolve: (answer: CollectedAnswer) => void,
     private readonly reject: (err: UpstreamFailure) => void,
   ) {
-    if (signal) {
-      this.onAbort = () => this.controller?.abort(signal.reason as Error);
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
+    // Not removed once settled (removing an EventTarget listener costs about as much as adding
+    // it): the signal lives no longer than its request, and a settled collector ignores it.
+    if (signal) signal.addEventListener('abort', () => this.settled || this.abort?.(signal.reason as Error), { once: true });
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.signal?.aborted) controller.abort(this.signal.reason as Error);
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.signal?.aborted) return abort(this.signal.reason as Error);
+    this.abort = abort;
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    if (statusCode < 200) return;
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true;
     this.status = statusCode;
-    this.headers = headers;
-    const declared = Number(headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.max) this.tooLarge(controller);
+    this.rawHeaders = rawHeaders;
+    if (contentLengthOf(rawHeaders) > this.max) return this.tooLarge();
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return false;
     this.size += chunk.length;
-    if (this.size > this.max) return this.tooLarge(controller);
+    if (this.size > this.max) return this.tooLarge();
     this.chunks.push(chunk);
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.settled) return;
     const { chunks, size } = this;
     this.settle();
-    this.resolve({
-      statusCode: this.status,
-      headers: this.headers,
-      text: chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8'),
-    });
+    this.resolve(new Collected(this.status, this.rawHeaders, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8')));
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     if (this.settled) return;
     this.settle();
     // An error status stays an error status whatever became of its body (the provider's mapping reads '').
-    if (this.status !== 0 && this.status >= 300) this.resolve({ statusCode: this.status, headers: this.headers, text: '' });
+    if (this.status >= 300) this.resolve(new Collected(this.status, this.rawHeaders, ''));
     else this.reject(this.failure ?? toUpstreamFailure(err, this.signal));
   }
 
-  /** Over the limit: hang up on the upstream (onResponseError follows). */
-  private tooLarge(controller: Dispatcher.DispatchController): void {
+  /** Over the limit: hang up on the upstream (onError follows). */
+  private tooLarge(): false {
     this.failure = oversized('the upstream answer', this.max);
-    controller.abort(this.failure);
+    this.abort?.(this.failure);
+    return false;
   }
 
   private settle(): void {
     this.settled = true;
     this.chunks = [];
-    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort);
   }
+}
+
+/** A collected answer; its headers are parsed on first read. */
+class Collected implements CollectedAnswer {
+  private parsed: IncomingHttpHeaders | null = null;
+
+  constructor(
+    readonly statusCode: number,
+    private readonly rawHeaders: Buffer[],
+    readonly text: string,
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.parsed ??= undiciUtil.parseHeaders(this.rawHeaders) as IncomingHttpHeaders);
+  }
+}
+
+/** The declared Content-Length among raw response headers (NaN when there is none). */
+function contentLengthOf(rawHeaders: Buffer[]): number {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length === 14 && undiciUtil.headerNameToString(name) === 'content-length') return Number(rawHeaders[i + 1].toString('latin1'));
+  }
+  return NaN;
 }

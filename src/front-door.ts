@@ -1,0 +1,300 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import sjson from 'secure-json-parse';
+import type { Principal } from './auth/principal.js';
+import { presentedKey, type Authenticator } from './auth/authenticator.js';
+import { errors } from './http/errors.js';
+import { errorAnswer, invalidJson } from './http/error-answer.js';
+import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './http/exchange.js';
+import { clientGone, departedSignal, watchDeparture } from './http/departure.js';
+import { declaresBody } from './http/connection-guards.js';
+import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
+import type { Metrics } from './http/metrics.js';
+import type { SchemaError } from './http/validation-message.js';
+import { admitKeyLimits, limitModelIn, namesLimitedModel, type LimitContext, type LimitSubject } from './limits/hook.js';
+import { recordBackstop, watchUnrouted, type BackstopSubject } from './limits/usage-backstop.js';
+import type { UsageLedger } from './limits/ledger.js';
+
+// The front door: the hottest routes (GET /v1/models, POST /v1/chat/completions) served straight
+// from node:http, without Fastify's request cycle (request and reply objects, child logger, router,
+// hook runners, content-type parser, onSend pipeline), which cost about as much CPU per request as
+// the whole of a raw pass-through proxy. Only the plain, common form of such a request comes in here
+// — exact path, a key in a header, for a body: Content-Length and JSON content type; everything
+// else (and everything while the server closes) goes to Fastify as before. The steps and their order
+// are Fastify's, through the same functions its hooks use: departure watch, key, key limits, body
+// (size, JSON, depth, schema with Fastify's own compiled validator), model limit, handler; errors
+// answered by the same errorAnswer(); metrics and the usage backstop when the response ends.
+
+type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
+
+export interface FrontDeps {
+  authenticator: Authenticator;
+  limits: LimitContext;
+  ledger: Pick<UsageLedger, 'record'>;
+  metrics: Metrics;
+  bodyLimit: number;
+  /** The Ajv instance Fastify compiled its route schemas with (null until Fastify made it). */
+  ajv: () => { compile(schema: object): Validate } | null;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+// A JSON content type as Fastify's parser takes it without doubt; any other spelling goes to Fastify.
+const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
+const DIGITS = /^\d+$/;
+const PLAIN_PARAM = /^[A-Za-z0-9_.-]{1,256}$/;
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const JSON_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** How many requests the front door served (the rest went through Fastify). */
+    frontDoor: { served(): number };
+  }
+}
+
+/** Puts the front door before Fastify's handler on the app's server. */
+export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: FrontRoute[]): void {
+  const server = app.server;
+  const fastify = server.listeners('request')[0] as Handler | undefined;
+  let count = 0;
+  app.decorate('frontDoor', { served: () => count });
+  if (!fastify || !routes.length) return;
+  const byUrl = new Map(routes.filter((r) => !r.url.includes(':')).map((r) => [r.url, r]));
+  // Routes with a parameter as their last segment: the path up to it, and the parameter's name.
+  const byPrefix = routes.filter((r) => r.url.includes(':')).map((r) => ({ route: r, prefix: r.url.slice(0, r.url.indexOf(':')), name: r.url.slice(r.url.indexOf(':') + 1) }));
+  const validators = new Map<FrontRoute, Validate>();
+  let closing = false;
+  // Fastify marks itself closing before preClose hooks run; from then on it answers (503).
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+
+  const validatorOf = (route: FrontRoute): Validate | null => {
+    if (!route.bodySchema) return null;
+    let v = validators.get(route);
+    if (!v) {
+      const ajv = deps.ajv();
+      if (!ajv) return null;
+      // Ajv keeps compiled schemas by identity: this is the function Fastify's route uses.
+      v = ajv.compile(route.bodySchema);
+      validators.set(route, v);
+    }
+    return v;
+  };
+
+  const takes = (route: FrontRoute, req: IncomingMessage): boolean => {
+    const h = req.headers;
+    if (req.method !== route.method || h['transfer-encoding'] !== undefined || presentedKey(h) === undefined) return false;
+    const length = h['content-length'];
+    if (route.method === 'GET') return length === undefined;
+    if (length === undefined || !DIGITS.test(length) || Number(length) === 0 || Number(length) > deps.bodyLimit) return false;
+    return PLAIN_JSON.test(h['content-type'] ?? '') && validatorOf(route) !== null;
+  };
+
+  server.removeListener('request', fastify);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? '';
+    let route = closing ? undefined : byUrl.get(url);
+    let params: Record<string, string> | null = null;
+    if (!route && !closing) {
+      for (const p of byPrefix) {
+        // A plain value only (nothing to decode, no further segment or query, within Fastify's maxParamLength).
+        if (url.startsWith(p.prefix) && PLAIN_PARAM.test(url.slice(p.prefix.length))) {
+          route = p.route;
+          params = { [p.name]: url.slice(p.prefix.length) };
+          break;
+        }
+      }
+    }
+    if (route && takes(route, req)) {
+      count++;
+      serve(deps, app.log, route, validatorOf(route), req, res, params);
+    } else fastify(req, res);
+  });
+}
+
+let logged = 0;
+
+/** The front door's request: what handlers, limits and the backstop read of it. */
+export class FrontRequest implements FrontExchangeRequest, LimitSubject, BackstopSubject {
+  body: unknown = undefined;
+  principal: Principal | null = null;
+  rateLimitedModel: string | null = null;
+  usageRecorded = false;
+  usageModel = '';
+  reachedRoute = false;
+  params: Record<string, string> = NO_PARAMS;
+  private childLog: FastifyBaseLogger | null = null;
+
+  constructor(
+    readonly raw: IncomingMessage,
+    readonly method: string,
+    readonly url: string,
+    private readonly baseLog: FastifyBaseLogger,
+  ) {}
+
+  get headers() {
+    return this.raw.headers;
+  }
+
+  /** As Fastify without trustProxy: the connection's protocol and the Host header. */
+  get protocol(): 'http' | 'https' {
+    return (this.raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  }
+
+  get host(): string {
+    return this.raw.headers.host ?? '';
+  }
+
+  get departed(): AbortSignal {
+    return departedSignal(this);
+  }
+
+  /** A child logger with a request id, made only when something is logged. */
+  get log(): FastifyBaseLogger {
+    return (this.childLog ??= this.baseLog.child({ reqId: `front-${++logged}` }));
+  }
+}
+
+export class FrontReply implements ExchangeReply {
+  statusCode = 200;
+  sent = false;
+  hijacked = false;
+  private readonly headers: Record<string, string> = {};
+
+  constructor(
+    readonly raw: ServerResponse,
+    private readonly request: FrontRequest,
+  ) {}
+
+  header(name: string, value: string): this {
+    this.headers[name.toLowerCase()] = value;
+    return this;
+  }
+
+  code(status: number): this {
+    this.statusCode = status;
+    return this;
+  }
+
+  getHeaders(): Record<string, string> {
+    return this.headers;
+  }
+
+  hijack(): this {
+    this.hijacked = true;
+    return this;
+  }
+
+  send(payload: string | Buffer = ''): this {
+    if (this.sent || this.hijacked) return this;
+    this.sent = true;
+    const h = this.headers;
+    // Answered before the body was read (a refused key, say): the connection ends with the answer.
+    const raw = this.request.raw;
+    if (!raw.complete && declaresBody(raw.headers)) h.connection = 'close';
+    h['content-type'] ??= typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+    h['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length);
+    this.raw.writeHead(this.statusCode, h);
+    this.raw.end(payload);
+    return this;
+  }
+}
+
+function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
+  const started = performance.now();
+  const request = new FrontRequest(req, route.method, route.url, log);
+  if (params) request.params = params;
+  const reply = new FrontReply(res, request);
+  const { ledger } = deps;
+  const departed = () => recordBackstop(ledger, request, route.url, 499, 0);
+  watchDeparture(request, res);
+  res.once('finish', () => {
+    const ms = performance.now() - started;
+    deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
+    if (res.statusCode >= 400) recordBackstop(ledger, request, route.url, res.statusCode, ms);
+  });
+  if (route.method === 'POST') {
+    watchUnrouted(request, res, departed);
+    req.once('close', () => {
+      if (req.aborted) departed();
+    });
+  }
+
+  const fail = (err: unknown) => {
+    // The client left: nobody to answer (one 499 row).
+    if (clientGone(request)) return departed();
+    if (reply.sent || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (reply.hijacked) reply.hijacked = false;
+    const answer = errorAnswer(err, route.url, request.log);
+    for (const k in answer.headers) reply.header(k, answer.headers[k]);
+    reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answer.body));
+  };
+
+  const handle = () => {
+    request.reachedRoute = true;
+    let result: unknown;
+    try {
+      result = route.handle(request, reply);
+    } catch (err) {
+      return fail(err);
+    }
+    if (result instanceof Promise) result.catch(fail);
+  };
+
+  const body = () => {
+    if (!validate) return handle();
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    };
+    const onError = (err: Error & { statusCode?: number }) => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+      reply.header('connection', 'close');
+      fail(err);
+    };
+    const onEnd = () => {
+      req.removeListener('data', onData);
+      req.removeListener('error', onError);
+      let parsed: unknown;
+      try {
+        parsed = sjson.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'), JSON_OPTIONS);
+      } catch {
+        reply.header('connection', 'close');
+        return fail(invalidJson());
+      }
+      request.body = parsed;
+      if (parsed !== null && typeof parsed === 'object' && depthExceeds(parsed, MAX_JSON_DEPTH)) return fail(tooDeep());
+      if (!validate(parsed)) return fail({ validation: validate.errors ?? [], validationContext: 'body' });
+      if (namesLimitedModel(deps.limits, parsed)) limitModelIn(deps.limits, request, route.url, parsed.model).then(handle, fail);
+      else handle();
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  };
+
+  const admit = (principal: Principal | null) => {
+    if (!principal) return fail(errors.invalidApiKey());
+    request.principal = principal;
+    admitKeyLimits(deps.limits, request, route.url, (k, v) => reply.header(k, v), (err) => (err ? fail(err) : body()));
+  };
+  let found;
+  try {
+    found = deps.authenticator.resolve(presentedKey(req.headers));
+  } catch (err) {
+    return fail(err);
+  }
+  if (found instanceof Promise) found.then(admit, fail);
+  else admit(found);
+}
