@@ -7,7 +7,7 @@ import { presentedKey, type Authenticator } from './auth/authenticator.js';
 import { errors } from './http/errors.js';
 import { errorAnswer, invalidJson } from './http/error-answer.js';
 import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './http/exchange.js';
-import { clientGone, departedSignal, watchDeparture, whenClosed } from './http/departure.js';
+import { clientGone, lightDepartedSignal, watchDeparture, whenClosed, type DepartureSignal } from './http/departure.js';
 import { declaresBody } from './http/connection-guards.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
 import type { Metrics } from './http/metrics.js';
@@ -149,8 +149,8 @@ export class FrontRequest implements FrontExchangeRequest, LimitSubject, Backsto
     return this.raw.headers.host ?? '';
   }
 
-  get departed(): AbortSignal {
-    return departedSignal(this);
+  get departed(): DepartureSignal {
+    return lightDepartedSignal(this);
   }
 
   /** A child logger with a request id, made only when something is logged. */

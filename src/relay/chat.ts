@@ -10,6 +10,7 @@ import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import { answerLimitsOf, readText } from '../upstream/json.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { DepartureSignal } from '../http/departure.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, and either pass the request
 // through (the channel speaks the client's format) or convert it through the hub — the client's
@@ -25,7 +26,7 @@ export interface ChatCall {
   /** An OpenAI client asked for the usage chunk. */
   includeUsage: boolean;
   /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  signal: DepartureSignal;
   /** Responses API: the id the answer gets and request fields it echoes. */
   responseId?: string;
   echo?: Record<string, unknown>;

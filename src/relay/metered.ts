@@ -2,7 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ModelConfig } from '../config/schema.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
-import { clientStillThere } from '../http/departure.js';
+import { clientStillThere, type DepartureSignal } from '../http/departure.js';
 import type { CreditService, Hold, Settled } from '../limits/credit.js';
 import type { FitHint } from '../limits/credit-refusal.js';
 import type { UsageLedger } from '../limits/ledger.js';
@@ -47,7 +47,7 @@ export interface MeteredRequest {
   /** Claims the request's one usage row; false when a row was already written (by the usage backstop). */
   claimRow: () => boolean;
   /** Aborted when the client leaves: no upstream call is made for nobody. */
-  departed: AbortSignal;
+  departed: DepartureSignal;
   /** Whether the client has already left, asked before the hold (default: `departed.aborted`). */
   gone?: () => boolean;
   /** The message of the 499 a client that left is thrown. */

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { ChatFormat } from '../formats/chat-stream.js';
 import type { ExchangeReply } from '../http/exchange.js';
+import type { DepartureSignal } from '../http/departure.js';
 import { streamErrorFrame } from '../formats/index.js';
 import { redact } from '../http/redact.js';
 import { SseWriter } from '../formats/sse.js';
@@ -27,7 +28,7 @@ export async function pipeChatStream(
   reply: ExchangeReply,
   client: ChatFormat,
   opened: OpenedStream,
-  signal: AbortSignal,
+  signal: DepartureSignal,
   /** Runs once the whole answer was written, before the response ends (a stored answer is then readable when the client sees the end). */
   beforeEnd?: () => Promise<void>,
 ): Promise<StreamOutcome> {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Agent, request, util as undiciUtil, type Dispatcher } from 'undici';
 import { guardedAgent } from './address-guard.js';
+import type { AbortLike } from './abort-like.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
 import { DEFAULT_ANSWER_LIMITS, oversized, setAnswerLimits, type AnswerLimits } from './json.js';
 
@@ -25,7 +26,7 @@ export interface SendOptions {
   headers: Record<string, string>;
   /** A Readable streams the body (multipart uploads); build a fresh one for every attempt. */
   body?: string | Buffer | Readable;
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /**
    * Connect only to public addresses (src/upstream/address-guard.ts): for URLs a provider handed
    * over rather than the channel's own base_url. A refused address is an UpstreamFailure saying so.
@@ -70,7 +71,8 @@ export class UpstreamClient {
         method: opts.method,
         headers: opts.headers,
         body: opts.body,
-        signal: opts.signal,
+        // undici listens through addEventListener, which every AbortLike has.
+        signal: opts.signal as AbortSignal | undefined,
         dispatcher: this.dispatcherFor(opts),
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
@@ -176,7 +178,7 @@ class Collector implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly max: number,
-    private readonly signal: AbortSignal | undefined,
+    private readonly signal: AbortLike | undefined,
     private readonly resolve: (answer: CollectedAnswer) => void,
     private readonly reject: (err: UpstreamFailure) => void,
   ) {

@@ -26,7 +26,7 @@ export class UpstreamFailure extends Error {
 }
 
 /** Maps undici / socket errors to an UpstreamFailure. */
-export function toUpstreamFailure(err: unknown, signal?: AbortSignal): UpstreamFailure {
+export function toUpstreamFailure(err: unknown, signal?: { readonly aborted: boolean }): UpstreamFailure {
   if (err instanceof UpstreamFailure) return err;
   if (signal?.aborted) return new UpstreamFailure('aborted', 'the client went away');
   if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {

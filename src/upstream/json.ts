@@ -32,7 +32,7 @@ export function oversized(what: string, limitBytes: number): UpstreamFailure {
  * body over the response's limit is not read further: the connection is torn down (which stops the
  * upstream) and the call fails as `oversized`.
  */
-export async function readText(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<string> {
+export async function readText(res: Dispatcher.ResponseData, signal?: { readonly aborted: boolean }): Promise<string> {
   const max = answerLimitsOf(res).bodyBytes;
   const declared = Number(res.headers['content-length']);
   const body = res.body;
@@ -81,7 +81,7 @@ export async function readText(res: Dispatcher.ResponseData, signal?: AbortSigna
 }
 
 /** Reads a JSON body; anything unparsable is a `malformed` failure. */
-export async function readJsonBody(res: Dispatcher.ResponseData, signal?: AbortSignal): Promise<unknown> {
+export async function readJsonBody(res: Dispatcher.ResponseData, signal?: { readonly aborted: boolean }): Promise<unknown> {
   return parseUpstreamJson(await readText(res, signal), res.statusCode);
 }
 
