@@ -7,7 +7,7 @@ import { presentedKey, type Authenticator } from './auth/authenticator.js';
 import { errors } from './http/errors.js';
 import { errorAnswer, invalidJson } from './http/error-answer.js';
 import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './http/exchange.js';
-import { clientGone, departedSignal, watchDeparture } from './http/departure.js';
+import { clientGone, departedSignal, watchDeparture, whenClosed } from './http/departure.js';
 import { declaresBody } from './http/connection-guards.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
 import type { Metrics } from './http/metrics.js';
@@ -212,17 +212,17 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
   const { ledger } = deps;
   const departed = () => recordBackstop(ledger, request, route.url, 499, 0);
   watchDeparture(request, res);
-  res.once('finish', () => {
-    const ms = performance.now() - started;
-    deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
-    if (res.statusCode >= 400) recordBackstop(ledger, request, route.url, res.statusCode, ms);
+  // Everything that runs when the response closes goes on the departure watch's one 'close'
+  // listener: Fastify's onResponse work once it was sent whole, its onRequestAbort work (the client
+  // left before its request was complete) otherwise.
+  whenClosed(request, () => {
+    if (res.writableFinished) {
+      const ms = performance.now() - started;
+      deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
+      if (res.statusCode >= 400) recordBackstop(ledger, request, route.url, res.statusCode, ms);
+    } else if (req.aborted && route.method === 'POST') departed();
   });
-  if (route.method === 'POST') {
-    watchUnrouted(request, res, departed);
-    req.once('close', () => {
-      if (req.aborted) departed();
-    });
-  }
+  if (route.method === 'POST') watchUnrouted(request, res, departed);
 
   const fail = (err: unknown) => {
     // The client left: nobody to answer (one 499 row).

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
 import { openStore, type Store } from '../src/store/db.js';
@@ -39,5 +40,26 @@ describe.skipIf(testDialect() !== 'sqlite')('SQLite background batches and the g
     const after = await store.db.selectFrom('api_keys').select('credit_micros').where('id', '=', key.id).executeTakeFirstOrThrow();
     expect(Number(after.credit_micros)).toBe(995);
     expect((await usage.totals({ keyId: key.id })).map((t) => [t.requests, t.cost_micros])).toEqual([[1, 5]]);
+  });
+
+  // busy_timeout 0: a write of the gateway's connection that met a batch being written would fail.
+  it('a write outside any transaction waits for the batch being written instead of failing', async () => {
+    await store.close();
+    store = await openStore(db.url, { timeouts: { busy_timeout_ms: 0 } });
+    const keys = new KeysRepo(store.db);
+    const key = await keys.create({ name: 't', keyHash: 'h-auto', keyPrefix: 'mg-x', creditMicros: null });
+    const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
+    const rows = Array.from({ length: 100_000 }, (_, i) => ({ key_id: key.id, model: 'm', channel: 'c', endpoint: 'chat', status: 200, input_units: i, output_units: 1, cost_micros: 1, latency_ms: 1, created_at: i }));
+    const batch = usage.insertMany(rows);
+    // The batch is far larger than the page cache: the worker spills pages to the WAL file while
+    // its transaction is open, so a WAL that grew says the worker holds the write lock (or is done).
+    const wal = `${db.url.slice('sqlite:'.length)}-wal`;
+    const size = () => (existsSync(wal) ? statSync(wal).size : 0);
+    const before = size();
+    for (let i = 0; i < 5000 && size() === before; i++) await new Promise((r) => setTimeout(r, 2));
+    const second = keys.create({ name: 't2', keyHash: 'h-auto-2', keyPrefix: 'mg-y', creditMicros: null });
+    await expect(second).resolves.toMatchObject({ name: 't2' });
+    await batch;
+    expect((await usage.totals({ keyId: key.id }))[0].requests).toBe(100_000);
   });
 });

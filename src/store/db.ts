@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type QueryResult } from 'kysely';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
 import { startSqliteWorker, type BatchStatement, type SqliteWorker } from './checkpointer.js';
@@ -113,6 +113,7 @@ class WriterTurns {
   }
 
   readonly hooks: TransactionHooks = {
+    statement: (q, run) => this.statement(q, run),
     enter: async () => {
       if (this.depth++ > 0) return;
       this.release = await this.take();
@@ -125,6 +126,19 @@ class WriterTurns {
     },
   };
 
+  /** The gateway connection's statements: a write outside any transaction takes a turn of its own. */
+  readonly statement = <R>(q: CompiledQuery, run: () => Promise<QueryResult<R>>): Promise<QueryResult<R>> => {
+    if (this.depth > 0 || isRead(q)) return run();
+    return (async () => {
+      await this.hooks.enter();
+      try {
+        return await run();
+      } finally {
+        this.hooks.leave();
+      }
+    })();
+  };
+
   async batch<T>(run: () => Promise<T>): Promise<T> {
     const release = await this.take();
     try {
@@ -133,6 +147,11 @@ class WriterTurns {
       release();
     }
   }
+}
+
+/** A statement that cannot write: a built SELECT, or raw SQL that starts with SELECT. */
+function isRead(q: CompiledQuery): boolean {
+  return q.query.kind === 'SelectQueryNode' || (q.query.kind === 'RawNode' && /^\s*select\b/i.test(q.sql));
 }
 
 /** How long the store waits for the database; see docs/configuration.md (`database`). */

@@ -1,4 +1,4 @@
-import type { DatabaseConnection, Dialect, Driver } from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult } from 'kysely';
 import { asUnavailable } from './unavailable.js';
 
 // Every error that leaves Kysely passes through here once: a database that is not reachable (see
@@ -8,14 +8,15 @@ const rethrow = (err: unknown): never => {
   throw asUnavailable(err);
 };
 
-function guardConnection(conn: DatabaseConnection): DatabaseConnection {
+function guardConnection(conn: DatabaseConnection, hooks?: TransactionHooks): DatabaseConnection {
   return new Proxy(conn, {
     get(target, prop, receiver) {
       // An async wrapper: SQLite's executeQuery throws synchronously.
       if (prop === 'executeQuery') {
+        const statement = hooks?.statement;
         return async (q: Parameters<DatabaseConnection['executeQuery']>[0]) => {
           try {
-            return await target.executeQuery(q);
+            return await (statement ? statement(q, () => target.executeQuery(q)) : target.executeQuery(q));
           } catch (err) {
             return rethrow(err);
           }
@@ -43,12 +44,14 @@ function guardConnection(conn: DatabaseConnection): DatabaseConnection {
 export interface TransactionHooks {
   enter(): Promise<void> | void;
   leave(): void;
+  /** Runs each statement (inside a transaction too: BEGIN and COMMIT are statements). */
+  statement?<R>(q: CompiledQuery, run: () => Promise<QueryResult<R>>): Promise<QueryResult<R>>;
 }
 
 function guardDriver(driver: Driver, hooks?: TransactionHooks): Driver {
   return new Proxy(driver, {
     get(target, prop, receiver) {
-      if (prop === 'acquireConnection') return () => target.acquireConnection().then(guardConnection, rethrow);
+      if (prop === 'acquireConnection') return () => target.acquireConnection().then((c) => guardConnection(c, hooks), rethrow);
       const v = Reflect.get(target, prop, receiver) as unknown;
       if (typeof v !== 'function') return v;
       if (hooks && prop === 'beginTransaction') {
