@@ -6,7 +6,7 @@ import type { Principal } from './auth/principal.js';
 import { presentedKey, type Authenticator } from './auth/authenticator.js';
 import { errors } from './http/errors.js';
 import { errorAnswer, invalidJson } from './http/error-answer.js';
-import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './http/exchange.js';
+import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './routes/exchange.js';
 import { clientGone, lightDepartedSignal, watchDeparture, whenClosed, type DepartureSignal } from './http/departure.js';
 import { declaresBody } from './http/connection-guards.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ExchangeReply, ExchangeRequest } from '../http/exchange.js';
+import type { ExchangeReply, ExchangeRequest } from './exchange.js';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';

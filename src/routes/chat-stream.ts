@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { ChatFormat } from '../formats/chat-stream.js';
-import type { ExchangeReply } from '../http/exchange.js';
+import type { ExchangeReply } from './exchange.js';
 import type { DepartureSignal } from '../http/departure.js';
 import { streamErrorFrame } from '../formats/index.js';
 import { redact } from '../http/redact.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { chatHandler } from './chat-handler.js';
-import type { FrontExchangeRequest, FrontRoute } from '../http/exchange.js';
+import type { FrontExchangeRequest, FrontRoute } from './exchange.js';
 
 // POST /v1/chat/completions (OpenAI Chat Completions). The schema checks what the gateway reads and
 // the types a client can get wrong; every other field passes through to an OpenAI-format upstream.

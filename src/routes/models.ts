@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import { errors } from '../http/errors.js';
-import type { ExchangeReply, ExchangeRequest, FrontRoute } from '../http/exchange.js';
+import type { ExchangeReply, ExchangeRequest, FrontRoute } from './exchange.js';
 import { modelEntry as entry, type Catalog } from '../relay/catalog.js';
 
 const ModelEntry = Type.Object({

@@ -4,7 +4,7 @@ import { claimUsageRow } from '../limits/usage-backstop.js';
 import type { TaskService } from '../tasks/service.js';
 import fastJson from 'fast-json-stringify';
 import { TaskEnvelopeSchema, envelope, type TaskEnvelope } from '../tasks/record.js';
-import type { ExchangeReply, ExchangeRequest, FrontRoute } from '../http/exchange.js';
+import type { ExchangeReply, ExchangeRequest, FrontRoute } from './exchange.js';
 import type { Config } from '../config/schema.js';
 import { baseForRequest } from '../tasks/content/gateway-url.js';
 import { TaskAnswers } from '../tasks/read-answer.js';

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Principal } from '../auth/principal.js';
-import type { Departing, DepartureSignal } from './departure.js';
+import type { Departing, DepartureSignal } from '../http/departure.js';
 
 // What a route handler written for both doors reads of its request and does with its reply: Fastify's
 // FastifyRequest/FastifyReply have these members, and so do the front door's (src/front-door.ts),
