@@ -94,6 +94,10 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
     return PLAIN_JSON.test(h['content-type'] ?? '') && validatorOf(route) !== null;
   };
 
+  // Every static path Fastify routes (known once the app is ready, before the first request).
+  let statics: Set<string> | null = null;
+  const staticUrls = () => (statics ??= new Set(app.routeTable.routes().map((r) => r.url).filter((u) => !u.includes(':') && !u.includes('*'))));
+
   server.removeListener('request', fastify);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '';
@@ -101,8 +105,9 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
     let params: Record<string, string> | null = null;
     if (!route && !closing) {
       for (const p of byPrefix) {
-        // A plain value only (nothing to decode, no further segment or query, within Fastify's maxParamLength).
-        if (url.startsWith(p.prefix) && PLAIN_PARAM.test(url.slice(p.prefix.length))) {
+        // A plain value only (nothing to decode, no further segment or query, within Fastify's
+        // maxParamLength), and not a path a static route of Fastify's takes first.
+        if (url.startsWith(p.prefix) && PLAIN_PARAM.test(url.slice(p.prefix.length)) && !staticUrls().has(url)) {
           route = p.route;
           params = { [p.name]: url.slice(p.prefix.length) };
           break;
@@ -245,7 +250,10 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
     } catch (err) {
       return fail(err);
     }
-    if (result instanceof Promise) result.catch(fail);
+    // A handler that ended without answering (none should) gets a 500, never a hung request.
+    const answered = () => reply.sent || reply.hijacked || fail(new Error(`${route.method} ${route.url} ended without an answer`));
+    if (result instanceof Promise) result.then(answered, fail);
+    else answered();
   };
 
   const body = () => {
