@@ -3,7 +3,7 @@ import type { DestinationStream } from 'pino';
 import { registerAuth } from './auth/hook.js';
 import { GatewayError } from './http/errors.js';
 import { errorAnswer } from './http/error-answer.js';
-import { installFrontDoor } from './front-door.js';
+import { installFrontDoor, type FrontAjv } from './front-door.js';
 import { frontModels, registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerImageRoutes } from './routes/images.js';
@@ -41,7 +41,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
   const { config } = services;
   const bodyLimit = Math.floor(config.server.body_limit_mb * 1024 * 1024);
   // Fastify's Ajv, kept so the front door validates with the very functions Fastify compiled.
-  let ajv: Parameters<typeof installFrontDoor>[1]['ajv'] extends () => infer A ? A : never = null;
+  let ajv: FrontAjv | null = null;
   const app = Fastify({
     logger: {
       level: config.log.level,
@@ -62,7 +62,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false },
       onCreate: (instance) => {
-        ajv = instance as unknown as typeof ajv;
+        ajv = instance as unknown as FrontAjv;
       },
     },
   });

@@ -8,7 +8,7 @@ import { errors } from './http/errors.js';
 import { errorAnswer, invalidJson } from './http/error-answer.js';
 import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './routes/exchange.js';
 import { clientGone, lightDepartedSignal, watchDeparture, whenClosed, type DepartureSignal } from './http/departure.js';
-import { declaresBody } from './http/connection-guards.js';
+import { bodyLeftUnread } from './http/connection-guards.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
 import type { Metrics } from './http/metrics.js';
 import type { SchemaError } from './http/validation-message.js';
@@ -28,6 +28,11 @@ import type { UsageLedger } from './limits/ledger.js';
 
 type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
 
+/** What the front door uses of Fastify's Ajv. */
+export interface FrontAjv {
+  compile(schema: object): Validate;
+}
+
 export interface FrontDeps {
   authenticator: Authenticator;
   limits: LimitContext;
@@ -35,7 +40,7 @@ export interface FrontDeps {
   metrics: Metrics;
   bodyLimit: number;
   /** The Ajv instance Fastify compiled its route schemas with (null until Fastify made it). */
-  ajv: () => { compile(schema: object): Validate } | null;
+  ajv: () => FrontAjv | null;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -85,13 +90,14 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
     return v;
   };
 
-  const takes = (route: FrontRoute, req: IncomingMessage): boolean => {
+  /** Whether the request is in its route's plain form (a POST's validator at hand). */
+  const takes = (route: FrontRoute, req: IncomingMessage, key: string | undefined, validate: Validate | null): boolean => {
     const h = req.headers;
-    if (req.method !== route.method || h['transfer-encoding'] !== undefined || presentedKey(h) === undefined) return false;
+    if (req.method !== route.method || h['transfer-encoding'] !== undefined || key === undefined) return false;
     const length = h['content-length'];
     if (route.method === 'GET') return length === undefined;
     if (length === undefined || !DIGITS.test(length) || Number(length) === 0 || Number(length) > deps.bodyLimit) return false;
-    return PLAIN_JSON.test(h['content-type'] ?? '') && validatorOf(route) !== null;
+    return PLAIN_JSON.test(h['content-type'] ?? '') && validate !== null;
   };
 
   // Every static path Fastify routes (known once the app is ready, before the first request).
@@ -114,10 +120,12 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
         }
       }
     }
-    if (route && takes(route, req)) {
-      count++;
-      serve(deps, app.log, route, validatorOf(route), req, res, params);
-    } else fastify(req, res);
+    if (!route) return fastify(req, res);
+    const key = presentedKey(req.headers);
+    const validate = validatorOf(route);
+    if (!takes(route, req, key, validate)) return fastify(req, res);
+    count++;
+    serve(deps, app.log, route, validate, key!, req, res, params);
   });
 }
 
@@ -199,8 +207,7 @@ export class FrontReply implements ExchangeReply {
     this.sent = true;
     const h = this.headers;
     // Answered before the body was read (a refused key, say): the connection ends with the answer.
-    const raw = this.request.raw;
-    if (!raw.complete && declaresBody(raw.headers)) h.connection = 'close';
+    if (bodyLeftUnread(this.request.raw)) h.connection = 'close';
     h['content-type'] ??= typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
     h['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length);
     this.raw.writeHead(this.statusCode, h);
@@ -209,7 +216,7 @@ export class FrontReply implements ExchangeReply {
   }
 }
 
-function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
+function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, key: string, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
   const started = performance.now();
   const request = new FrontRequest(req, route.method, route.url, log);
   if (params) request.params = params;
@@ -299,7 +306,7 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
   };
   let found;
   try {
-    found = deps.authenticator.resolve(presentedKey(req.headers));
+    found = deps.authenticator.resolve(key);
   } catch (err) {
     return fail(err);
   }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { IncomingHttpHeaders, ServerOptions } from 'node:http';
+import type { IncomingMessage, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 
 // What keeps slow or greedy clients from holding the process's sockets: bounded time to send a
@@ -33,8 +33,7 @@ export function registerConnectionGuards(app: FastifyInstance, s: ConnectionLimi
   // (a GET whose hooks and handler all run synchronously) must not count as unread, or every such
   // request would cost the client a new connection.
   app.addHook('onSend', (request, reply, payload, done) => {
-    const raw = request.raw;
-    if (!raw.complete && declaresBody(raw.headers)) reply.header('connection', 'close');
+    if (bodyLeftUnread(request.raw)) reply.header('connection', 'close');
     done(null, payload);
   });
 
@@ -57,8 +56,10 @@ export function registerConnectionGuards(app: FastifyInstance, s: ConnectionLimi
   }
 }
 
-/** Whether a request declares a body (Content-Length above 0, or a Transfer-Encoding). */
-export function declaresBody(headers: IncomingHttpHeaders): boolean {
+/** Whether an answer sent now would leave part of the request's body unread: it declares one (Content-Length above 0, or a Transfer-Encoding) and is not complete. */
+export function bodyLeftUnread(raw: IncomingMessage): boolean {
+  if (raw.complete) return false;
+  const headers = raw.headers;
   if (headers['transfer-encoding'] !== undefined) return true;
   const length = headers['content-length'];
   return length !== undefined && length !== '0';

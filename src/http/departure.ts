@@ -37,6 +37,11 @@ export class LightSignal implements DepartureSignal {
     if (at >= 0) this.listeners!.splice(at, 1);
   }
 
+  /** Its own signal, as an AbortController's (so the departure keeps one object for both). */
+  get signal(): this {
+    return this;
+  }
+
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -50,8 +55,8 @@ export class LightSignal implements DepartureSignal {
 /** Whether the client left, the signal of it once a route asked for one, and what runs when the response closes. */
 interface Departure {
   gone: boolean;
-  controller: { abort(): void } | null;
-  signal: DepartureSignal | null;
+  /** An AbortController (Fastify's requests) or a LightSignal (the front door's), made on first ask. */
+  controller: { abort(): void; readonly signal: DepartureSignal } | null;
   /** Set once the response closed (sent whole, or the client left). */
   closed: boolean;
   onClose: (() => void)[] | null;
@@ -65,31 +70,27 @@ export interface Departing {
 type Watched = Departing & { [DEPARTURE]?: Departure };
 
 function departureOf(request: Departing): Departure {
-  return ((request as Watched)[DEPARTURE] ??= { gone: false, controller: null, signal: null, closed: false, onClose: null });
+  return ((request as Watched)[DEPARTURE] ??= { gone: false, controller: null, closed: false, onClose: null });
 }
 
-/** The request's departure signal, an AbortSignal (made on first ask; one made after the client left starts aborted). */
+/** The request's departure signal, made by `make` on first ask; one made after the client left starts aborted. */
+function signalOf<C extends { abort(): void; readonly signal: DepartureSignal }>(request: Departing, make: () => C): C['signal'] {
+  const d = departureOf(request);
+  if (!d.controller) {
+    d.controller = make();
+    if (d.gone) d.controller.abort();
+  }
+  return d.controller.signal as C['signal'];
+}
+
+/** The request's departure signal as an AbortSignal (Fastify's requests). */
 export function departedSignal(request: Departing): AbortSignal {
-  const d = departureOf(request);
-  if (!d.signal) {
-    const c = new AbortController();
-    d.controller = c;
-    d.signal = c.signal;
-    if (d.gone) c.abort();
-  }
-  return d.signal as AbortSignal;
+  return signalOf(request, () => new AbortController());
 }
 
-/** The same as departedSignal(), as a LightSignal: for requests whose handlers take any DepartureSignal (the front door's). */
+/** The same as a LightSignal: for requests whose handlers take any DepartureSignal (the front door's). */
 export function lightDepartedSignal(request: Departing): DepartureSignal {
-  const d = departureOf(request);
-  if (!d.signal) {
-    const l = new LightSignal();
-    d.controller = l;
-    d.signal = l;
-    if (d.gone) l.abort();
-  }
-  return d.signal;
+  return signalOf(request, () => new LightSignal());
 }
 
 /**
