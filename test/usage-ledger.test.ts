@@ -195,25 +195,33 @@ describe('usage ledger', () => {
   });
 });
 
+/**
+ * A fresh database and a store on it for each test of the block, with a 60 s busy timeout: a
+ * write that waited for a lock would outlast the test's own timeout.
+ */
+function freshStoreEach(): { db: Awaited<ReturnType<typeof freshDatabaseUrl>>; store: Store } {
+  const fresh = {} as { db: Awaited<ReturnType<typeof freshDatabaseUrl>>; store: Store };
+  beforeEach(async () => {
+    fresh.db = await freshDatabaseUrl();
+    fresh.store = await openStore(fresh.db.url, { timeouts: { busy_timeout_ms: 60_000 } });
+  });
+  afterEach(async () => {
+    await fresh.store.close();
+    await fresh.db.drop();
+  });
+  return fresh;
+}
+
 // better-sqlite3 waits for a lock synchronously: a ledger batch that waited for a write lock
 // another process holds would stand the whole gateway still for database.busy_timeout_ms (and again
 // on every retry). The ledger's writes never wait: they fail at once, the rows stay buffered and
 // are written exactly once when the lock is gone. The busy timeout here is 60 s, so a write that
 // waited would outlast the test's own timeout.
 describe.skipIf(testDialect() !== 'sqlite')('usage ledger on a SQLite file whose write lock another process holds', () => {
-  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
-  let store: Store;
-
-  beforeEach(async () => {
-    db = await freshDatabaseUrl();
-    store = await openStore(db.url, { timeouts: { busy_timeout_ms: 60_000 } });
-  });
-  afterEach(async () => {
-    await store.close();
-    await db.drop();
-  });
+  const fresh = freshStoreEach();
 
   it('keeps the rows without waiting for the lock, then writes each exactly once', async () => {
+    const { db, store } = fresh;
     const errors: unknown[] = [];
     const usage = new UsageRepo(store.db, store.withoutLockWait);
     const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
@@ -247,19 +255,10 @@ describe.skipIf(testDialect() !== 'sqlite')('usage ledger on a SQLite file whose
 // The gateway's ledger writes through the store's writeBatch: on a SQLite file in the background
 // worker thread (its own connection), elsewhere on the store's connection. Same guarantees either way.
 describe('usage ledger through the store\'s background batches', () => {
-  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
-  let store: Store;
-
-  beforeEach(async () => {
-    db = await freshDatabaseUrl();
-    store = await openStore(db.url, { timeouts: { busy_timeout_ms: 60_000 } });
-  });
-  afterEach(async () => {
-    await store.close();
-    await db.drop();
-  });
+  const fresh = freshStoreEach();
 
   it('writes every row with its values once flush() resolves, and one bad row loses only itself', async () => {
+    const { store } = fresh;
     const errors: unknown[] = [];
     const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
     const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
@@ -289,6 +288,7 @@ describe('usage ledger through the store\'s background batches', () => {
   // The worker may wait for a write lock another process holds, since only it waits: the event
   // loop keeps running meanwhile, and the rows land once the lock is gone, exactly once.
   it.skipIf(testDialect() !== 'sqlite')('waits for another process\'s write lock off the event loop, then writes each row once', async () => {
+    const { db, store } = fresh;
     const errors: unknown[] = [];
     const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
     const ledger = new UsageLedger(usage, (e) => errors.push(e), 60_000, 1000);
