@@ -99,6 +99,11 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
     if (door === 'fastify') expect(closes(other), `${what}: connection: close`).toBe(closes(front));
   }
 
+  /** What every other door answered is what the front door answered (expectSameAnswer for each). */
+  function expectDoorsAlike(sent: Record<Door, Sent>) {
+    for (const door of DOORS.slice(1)) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+  }
+
   function expectSameLimitHeaders(front: Answer, other: Answer, door: Door) {
     const what = `${door} vs front`;
     expect(other.headers['x-ratelimit-limit'], what).toBe(front.headers['x-ratelimit-limit']);
@@ -162,7 +167,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       const body = JSON.parse(front.text);
       expect(body.data).toHaveLength(Object.keys(gw.config.models).length);
       expect(closes(front)).toBe(false);
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(front, sent[door].answer, door);
+      expectDoorsAlike(sent);
       await expectSameRows(sent, 0);
     });
 
@@ -170,7 +175,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       for (const headers of [(key: string) => ({ authorization: `Bearer ${key}` }), (key: string) => ({ 'x-api-key': key })]) {
         const sent = await throughDoors({ method: 'GET', path: '/v1/models', headers, keyOptions: { models: ['sim-video', 'sim-chat'] } });
         expect(JSON.parse(sent.front.answer.text).data.map((m: { id: string }) => m.id)).toEqual(['sim-chat', 'sim-video']);
-        for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+        expectDoorsAlike(sent);
       }
     });
 
@@ -178,7 +183,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       const sent = await throughDoors({ method: 'GET', path: '/v1/models', keyOptions: { rpm: 10 } });
       expect(sent.front.answer.headers['x-ratelimit-limit']).toBe('10');
       expect(sent.front.answer.headers['x-ratelimit-remaining']).toBe('9');
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
     });
 
     it('refuses an unknown key with 401 and writes no row', async () => {
@@ -188,7 +193,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       expect(sent.front.answer.status).toBe(401);
       expect(JSON.parse(sent.front.answer.text).error.code).toBe('invalid_api_key');
       expect(sent.front.answer.text).not.toContain(unknown);
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
       expect(await allRows()).toBe(rowsBefore);
     });
 
@@ -205,7 +210,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       });
       expect(sent.front.answer.status).toBe(401);
       expect(JSON.parse(sent.front.answer.text).error.code).toBe('invalid_api_key');
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
     });
   });
 
@@ -272,7 +277,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       const front = sent.front.answer;
       expect(front.status).toBe(status);
       expect(JSON.parse(front.text).error.code).toBe(code);
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(front, sent[door].answer, door);
+      expectDoorsAlike(sent);
       const rows = await expectSameRows(sent, 1);
       expect(rows[0]).toMatchObject({ endpoint: 'chat', status, channel: '', cost_micros: 0 });
     });
@@ -289,7 +294,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       const sent = await throughDoors({ method: 'POST', path: '/v1/chat/completions', body: chat({ model: 'sim-claude' }), keyOptions: { models: ['sim-chat'] } });
       expect(sent.front.answer.status).toBe(403);
       expect(JSON.parse(sent.front.answer.text).error.code).toBe('model_not_allowed');
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
       expect((await expectSameRows(sent, 1))[0]).toMatchObject({ status: 403, model: 'sim-claude' });
     });
 
@@ -297,7 +302,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       const sent = await throughDoors({ method: 'POST', path: '/v1/chat/completions', body: chat({}), keyOptions: { creditMicros: 1_000 } });
       expect(sent.front.answer.status).toBe(403);
       expect(JSON.parse(sent.front.answer.text).error.code).toBe('insufficient_quota');
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
       expect((await expectSameRows(sent, 1))[0]).toMatchObject({ status: 403, model: 'sim-chat', cost_micros: 0 });
     });
 
@@ -310,7 +315,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
         headers: () => ({ authorization: `Bearer ${generateApiKey()}`, 'content-type': 'application/json' }),
       });
       expect(sent.front.answer.status).toBe(401);
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
       expect(await allRows()).toBe(rowsBefore);
     });
 
@@ -334,7 +339,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       expect(front.headers['x-ratelimit-limit']).toBe('1');
       // Refused before its body was read (with limits in memory, at once; Redis answers once the small body is in).
       if (backend === 'memory') expect(closes(front)).toBe(true);
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(front, sent[door].answer, door);
+      expectDoorsAlike(sent);
       const rows = await expectSameRows(sent, 2);
       expect(rows.map((r) => [r.status, r.model])).toEqual([
         [200, 'sim-chat'],
@@ -370,7 +375,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
         expect(JSON.parse(front.text).error.code).toBe('rate_limit_exceeded');
         expect(front.headers['x-ratelimit-limit']).toBe('1');
         if (backend === 'memory') expect(closes(front)).toBe(true);
-        for (const door of ['inject', 'fastify'] as const) expectSameAnswer(front, sent[door].answer, door);
+        expectDoorsAlike(sent);
         // The holders finish their bodies and are answered: one 429 row and one 200 row per key.
         for (const h of holders) h.write(h.rest!);
         const rows = await expectSameRows(sent, 2);
@@ -389,7 +394,7 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       expect(front.status).toBe(429);
       expect(JSON.parse(front.text).error.message).toContain(RPM_MODEL);
       expect(front.headers['retry-after']).toBeDefined();
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(front, sent[door].answer, door);
+      expectDoorsAlike(sent);
       expect((await expectSameRows(sent, 1))[0]).toMatchObject({ status: 429, model: RPM_MODEL });
     });
 
@@ -441,14 +446,14 @@ describe.each(['memory', 'redis'] as const)('the front door answers as Fastify d
       expect(sent.front.answer.status).toBe(400);
       // Fastify's text parser hands the schema a string.
       expect(JSON.parse(sent.front.answer.text).error.message).toBe('Invalid request: body must be object.');
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
       await expectSameRows(sent, 1);
     });
 
     it('an empty body (Content-Length: 0)', async () => {
       const sent = await throughDoors({ method: 'POST', path: '/v1/chat/completions', body: '', viaFront: false });
       expect(sent.front.answer.status).toBe(400);
-      for (const door of ['inject', 'fastify'] as const) expectSameAnswer(sent.front.answer, sent[door].answer, door);
+      expectDoorsAlike(sent);
       await expectSameRows(sent, 1);
     });
 
