@@ -176,7 +176,8 @@ export class FrontReply implements ExchangeReply {
   statusCode = 200;
   sent = false;
   hijacked = false;
-  private readonly headers: Record<string, string> = {};
+  /** Names (lower case) and values, in turn: written with writeHead's flat-array form, no object built per request. */
+  private readonly fields: string[] = [];
 
   constructor(
     readonly raw: ServerResponse,
@@ -184,8 +185,22 @@ export class FrontReply implements ExchangeReply {
   ) {}
 
   header(name: string, value: string): this {
-    this.headers[name.toLowerCase()] = value;
+    const key = name.toLowerCase();
+    const f = this.fields;
+    for (let i = 0; i < f.length; i += 2) {
+      if (f[i] === key) {
+        f[i + 1] = value;
+        return this;
+      }
+    }
+    f.push(key, value);
     return this;
+  }
+
+  private has(key: string): boolean {
+    const f = this.fields;
+    for (let i = 0; i < f.length; i += 2) if (f[i] === key) return true;
+    return false;
   }
 
   code(status: number): this {
@@ -194,7 +209,10 @@ export class FrontReply implements ExchangeReply {
   }
 
   getHeaders(): Record<string, string> {
-    return this.headers;
+    const headers: Record<string, string> = {};
+    const f = this.fields;
+    for (let i = 0; i < f.length; i += 2) headers[f[i]] = f[i + 1];
+    return headers;
   }
 
   hijack(): this {
@@ -205,12 +223,11 @@ export class FrontReply implements ExchangeReply {
   send(payload: string | Buffer = ''): this {
     if (this.sent || this.hijacked) return this;
     this.sent = true;
-    const h = this.headers;
     // Answered before the body was read (a refused key, say): the connection ends with the answer.
-    if (bodyLeftUnread(this.request.raw)) h.connection = 'close';
-    h['content-type'] ??= typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
-    h['content-length'] = String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length);
-    this.raw.writeHead(this.statusCode, h);
+    if (bodyLeftUnread(this.request.raw)) this.header('connection', 'close');
+    if (!this.has('content-type')) this.fields.push('content-type', typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream');
+    this.header('content-length', String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length));
+    this.raw.writeHead(this.statusCode, this.fields);
     this.raw.end(payload);
     return this;
   }

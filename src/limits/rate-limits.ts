@@ -41,9 +41,10 @@ export class RateLimits {
   admitKeyNow(p: Principal): KeyAdmission | Promise<KeyAdmission> {
     const s = this.store;
     if (!(s instanceof MemoryLimitStore)) return this.admitKeyShared(p);
-    const slot = p.concurrency > 0 ? s.acquireNow(`key:${p.keyId}`, p.concurrency) : null;
+    const bucket = keyBucket(p);
+    const slot = p.concurrency > 0 ? s.acquireNow(bucket, p.concurrency) : null;
     if (p.concurrency > 0 && !slot) throw slotsTaken(p);
-    return p.rpm > 0 ? counted(p, slot, s.hitNow(`key:${p.keyId}`, p.rpm, MINUTE_MS)) : { headers: {}, slot };
+    return p.rpm > 0 ? counted(p, slot, s.hitNow(bucket, p.rpm, MINUTE_MS)) : { headers: {}, slot };
   }
 
   /** admitKey() on a store shared by every instance (Redis). */
@@ -99,6 +100,18 @@ export async function createRateLimits(config: Config, warn: (message: string) =
   // Loaded only here: ioredis and its Lua scripts cost memory a single instance does not need.
   const { RedisLimitStore } = await import('./redis-store.js');
   return new RateLimits(await RedisLimitStore.connect(url, config.redis.key_prefix, warn), config);
+}
+
+// A key's bucket name, made once per principal (a cached key keeps its principal between reloads):
+// a name made per request is a new string the maps must hash again.
+const buckets = new WeakMap<Principal, string>();
+function keyBucket(p: Principal): string {
+  let b = buckets.get(p);
+  if (b === undefined) {
+    b = `key:${p.keyId}`;
+    buckets.set(p, b);
+  }
+  return b;
 }
 
 // Nobody knows when a slot frees; the client is asked to retry in a second.
