@@ -4,6 +4,7 @@ import { claimUsageRow } from '../limits/usage-backstop.js';
 import type { TaskService } from '../tasks/service.js';
 import fastJson from 'fast-json-stringify';
 import { TaskEnvelopeSchema, envelope, type TaskEnvelope } from '../tasks/record.js';
+import type { TaskView } from '../store/repos/tasks.js';
 import type { ExchangeReply, ExchangeRequest, FrontRoute } from './exchange.js';
 import type { Config } from '../config/schema.js';
 import { baseForRequest } from '../tasks/content/gateway-url.js';
@@ -22,7 +23,11 @@ export function registerVideoRoutes(app: FastifyInstance, tasks: TaskService, co
   );
 
   const read = taskReader(tasks, config);
-  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, (request, reply) => read(request, reply));
+  // A synchronous answer is already sent: nothing is returned for Fastify to send again.
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { config: { auth: true }, schema: { response } }, (request, reply) => {
+    const answered = read(request, reply);
+    return answered instanceof Promise ? answered : undefined;
+  });
 }
 
 /** The plain form of a task read, served by the front door (src/front-door.ts). */
@@ -41,9 +46,12 @@ type TaskReadRequest = ExchangeRequest & { params: Record<string, string>; proto
 function taskReader(tasks: TaskService, config: Pick<Config, 'server' | 'storage'>) {
   // Every client's polling: the answer's bytes are kept per task version (tasks/read-answer.ts).
   const answers = new TaskAnswers(config);
-  return async (request: TaskReadRequest, reply: ExchangeReply) => {
-    const view = await tasks.view(principalOf(request), request.params.task_id ?? '');
-    const json = answers.json(view, baseForRequest(config, request), serializeEnvelope);
-    return reply.header('content-type', 'application/json; charset=utf-8').send(json);
+  const answer = (request: TaskReadRequest, reply: ExchangeReply, view: TaskView) =>
+    reply.header('content-type', 'application/json; charset=utf-8').send(answers.json(view, baseForRequest(config, request), serializeEnvelope));
+  // Answered without a promise when the row was read synchronously (SQLite): the front door then
+  // writes the answer inside the request's own event. A refusal is thrown (both doors catch it).
+  return (request: TaskReadRequest, reply: ExchangeReply): ExchangeReply | Promise<ExchangeReply> => {
+    const view = tasks.viewNow(principalOf(request), request.params.task_id ?? '');
+    return view instanceof Promise ? view.then((v) => answer(request, reply, v)) : answer(request, reply, view);
   };
 }

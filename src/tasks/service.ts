@@ -15,7 +15,7 @@ import type { TaskRow, TaskView, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';
 import type { BillableUnits, CreatedTask } from '../providers/video-types.js';
-import { TASK_ID, ownedTask, parseCreateBody, type ParsedCreate } from './request.js';
+import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist, type ParsedCreate } from './request.js';
 import { asVideosApiError, nativeVideoBody, parseVideoCreate, videoMeta, type VideoMeta } from './openai-videos.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import type { TaskTransitions } from './transitions.js';
@@ -197,10 +197,23 @@ export class TaskService {
    * answer needs; a SUCCESS whose signed URL is about to expire is first refreshed from the provider.
    */
   async view(p: Principal, taskId: string): Promise<TaskView> {
-    const view = await ownedTask({ get: (id: string) => this.d.repo.view(id) }, p, taskId);
+    return this.viewNow(p, taskId);
+  }
+
+  /**
+   * view() without a promise when the row is read synchronously (SQLite) and its URL needs no
+   * refresh: the same checks, in the same order (ownedTask's), throwing instead of rejecting.
+   */
+  viewNow(p: Principal, taskId: string): TaskView | Promise<TaskView> {
+    if (!TASK_ID.test(taskId)) throw invalidTaskId();
+    const found = this.d.repo.viewNow(taskId);
+    return found instanceof Promise ? found.then((view) => this.shownView(p, taskId, view)) : this.shownView(p, taskId, found);
+  }
+
+  private shownView(p: Principal, taskId: string, view: TaskView | undefined): TaskView | Promise<TaskView> {
+    if (!view || view.key_id !== p.keyId || view.deleted_at > 0) throw taskNotExist();
     if (view.status !== 'SUCCESS' || !urlNeedsRefresh(view.fail_reason, view.url_expires_at)) return view;
-    const row = await this.d.repo.get(taskId);
-    return row ? this.refreshUrl(row) : view;
+    return this.d.repo.get(taskId).then((row) => (row ? this.refreshUrl(row) : view));
   }
 
   /**

@@ -42,11 +42,29 @@ export function normalizeTask<R extends Partial<TaskRow>>(row: R): R {
 export const VIEW_COLUMNS = ['task_id', 'key_id', 'action', 'status', 'fail_reason', 'submit_time', 'start_time', 'finish_time', 'progress', 'data', 'upstream_id', 'url_expires_at', 'deleted_at'] as const;
 export type TaskView = Pick<TaskRow, (typeof VIEW_COLUMNS)[number]>;
 
-/** A row read as values in VIEW_COLUMNS order (the query-only connection's raw read). */
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+
+/**
+ * A row read as values in VIEW_COLUMNS order (the query-only connection's raw read), built as one
+ * literal: every view then has the same shape (a row filled key by key in a loop went through the
+ * megamorphic keyed-store path and made every later read of its fields a megamorphic lookup).
+ */
 function viewFromValues(v: unknown[]): TaskView {
-  const row: Record<string, unknown> = {};
-  for (let i = 0; i < VIEW_COLUMNS.length; i++) row[VIEW_COLUMNS[i]] = v[i];
-  return normalizeTask(row as TaskView);
+  return {
+    task_id: v[0] as string,
+    key_id: v[1] as string,
+    action: v[2] as string,
+    status: v[3] as string,
+    fail_reason: v[4] as string,
+    submit_time: num(v[5]),
+    start_time: num(v[6]),
+    finish_time: num(v[7]),
+    progress: v[8] as string,
+    data: v[9] as string,
+    upstream_id: v[10] as string,
+    url_expires_at: num(v[11]),
+    deleted_at: num(v[12]),
+  } satisfies Record<(typeof VIEW_COLUMNS)[number], unknown>;
 }
 
 /**
@@ -88,12 +106,16 @@ export class TasksRepo {
 
   /** What a client's read of the task shows (VIEW_COLUMNS); the latest committed version. */
   async view(taskId: string): Promise<TaskView | undefined> {
+    return this.viewNow(taskId);
+  }
+
+  /** view() without a promise where the read is synchronous (SQLite's query-only connection). */
+  viewNow(taskId: string): TaskView | undefined | Promise<TaskView | undefined> {
     if (this.viewRaw) {
       const values = this.viewRaw(taskId);
       return values ? viewFromValues(values) : undefined;
     }
-    const row = (await this.viewById(taskId))[0];
-    return row ? normalizeTask(row) : undefined;
+    return this.viewById(taskId).then((rows) => (rows[0] ? normalizeTask(rows[0]) : undefined));
   }
 
   /**
