@@ -279,7 +279,10 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
       fail(err);
     };
     const onEnd = () => {
+      // All three go (a listener left on the request would keep the body's chunks for as long as
+      // the answer streams).
       req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
       req.removeListener('error', onError);
       let parsed: unknown;
       try {
