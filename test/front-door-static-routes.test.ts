@@ -31,7 +31,7 @@ describe('the front door and static routes under its parameter paths', () => {
 
     const task = await get('/v1/video/generations/task_unknown123');
     expect(task.status).toBe(404);
-    expect((await task.json()).code).toBe('task_not_exist');
+    expect(((await task.json()) as { code: string }).code).toBe('task_not_exist');
     expect(probe.app.frontDoor.served()).toBe(before + 1);
   });
 });
