@@ -99,7 +99,9 @@ export function lightDepartedSignal(request: Departing): DepartureSignal {
  */
 export function watchDeparture(request: Departing, res: ServerResponse): void {
   const d = departureOf(request);
-  res.once('close', () => {
+  // on(), not once(): a response closes once, and once() costs a wrapper and a bound function per request.
+  res.on('close', () => {
+    if (d.closed) return;
     d.closed = true;
     if (!res.writableFinished) {
       d.gone = true;
