@@ -1,4 +1,4 @@
-import { onceSlot, type LimitStore, type Slot, type WindowResult } from './limit-store.js';
+import type { LimitStore, Slot, WindowResult } from './limit-store.js';
 
 /** One fixed window of one bucket: requests counted in it and when it ends. */
 interface Window {
@@ -6,8 +6,26 @@ interface Window {
   endsAt: number;
 }
 
-/** How often windows that ended are dropped (a bucket per key and per model: few, but unbounded over time). */
+/** How often windows that ended and idle slot counters are dropped (a bucket per key and per model: few, but unbounded over time). */
 const SWEEP_EVERY_MS = 60_000;
+
+/** The slots of one bucket in use. Kept while idle until the next sweep: no map churn per request. */
+interface SlotCounter {
+  held: number;
+}
+
+/** A slot of a bucket; only its first release() frees it. */
+class MemorySlot implements Slot {
+  private done = false;
+
+  constructor(private readonly counter: SlotCounter) {}
+
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    this.counter.held--;
+  }
+}
 
 /**
  * Limits kept in this process, synchronously (no promise on the request path): a window starts
@@ -18,7 +36,7 @@ export class MemoryLimitStore implements LimitStore {
   // Limits only change with a restart (config) or a new key, so a bucket's window is keyed by
   // (limit, window length, bucket): counters never move between two limits.
   private readonly windows = new Map<string, Window>();
-  private readonly slots = new Map<string, number>();
+  private readonly slots = new Map<string, SlotCounter>();
   private sweeper: NodeJS.Timeout | null = null;
 
   async hit(bucket: string, limit: number, windowMs: number): Promise<WindowResult> {
@@ -27,7 +45,11 @@ export class MemoryLimitStore implements LimitStore {
 
   /** Counts one request now; a request over the limit is counted too (like rate-limiter-flexible). */
   hitNow(bucket: string, limit: number, windowMs: number, now = Date.now()): WindowResult {
-    const id = windowId(bucket, limit, windowMs);
+    return this.hitWindow(windowId(bucket, limit, windowMs), limit, windowMs, now);
+  }
+
+  /** hitNow() by the window's id (windowId()), for a caller that keeps the id between requests. */
+  hitWindow(id: string, limit: number, windowMs: number, now = Date.now()): WindowResult {
     let w = this.windows.get(id);
     if (!w || w.endsAt <= now) {
       w = { count: 0, endsAt: now + windowMs };
@@ -50,27 +72,32 @@ export class MemoryLimitStore implements LimitStore {
 
   /** Synchronous acquire, also used by the Redis store when Redis cannot be reached. */
   acquireNow(bucket: string, limit: number): Slot | null {
-    const n = this.slots.get(bucket) ?? 0;
-    if (n >= limit) return null;
-    this.slots.set(bucket, n + 1);
-    return onceSlot(() => {
-      const left = (this.slots.get(bucket) ?? 1) - 1;
-      if (left <= 0) this.slots.delete(bucket);
-      else this.slots.set(bucket, left);
-    });
+    let counter = this.slots.get(bucket);
+    if (!counter) {
+      counter = { held: 0 };
+      this.slots.set(bucket, counter);
+      this.sweep();
+    }
+    if (counter.held >= limit) return null;
+    counter.held++;
+    return new MemorySlot(counter);
   }
 
   async held(bucket: string): Promise<number> {
-    return this.slots.get(bucket) ?? 0;
+    return this.slots.get(bucket)?.held ?? 0;
   }
 
-  /** Drops ended windows every SWEEP_EVERY_MS while any window exists. */
+  /**
+   * Drops ended windows and idle slot counters every SWEEP_EVERY_MS while any exists. A counter
+   * is dropped only with no slot held: no live slot refers to it (a later acquire makes a new one).
+   */
   private sweep(): void {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => {
       const now = Date.now();
       for (const [id, w] of this.windows) if (w.endsAt <= now) this.windows.delete(id);
-      if (!this.windows.size && this.sweeper) {
+      for (const [bucket, c] of this.slots) if (c.held <= 0) this.slots.delete(bucket);
+      if (!this.windows.size && !this.slots.size && this.sweeper) {
         clearInterval(this.sweeper);
         this.sweeper = null;
       }
@@ -86,4 +113,5 @@ export class MemoryLimitStore implements LimitStore {
   }
 }
 
-const windowId = (bucket: string, limit: number, windowMs: number) => `${limit}/${windowMs}/${bucket}`;
+/** The id of a bucket's window under one limit (hitWindow() takes it). */
+export const windowId = (bucket: string, limit: number, windowMs: number) => `${limit}/${windowMs}/${bucket}`;

@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { GatewayError } from '../http/errors.js';
 import { registerSecret } from '../http/redact.js';
 import type { LimitStore, Slot, WindowResult } from './limit-store.js';
-import { MemoryLimitStore } from './memory-store.js';
+import { MemoryLimitStore, windowId } from './memory-store.js';
 
 const MINUTE_MS = 60_000;
 
@@ -19,7 +19,15 @@ export interface KeyAdmission {
  * 429 `rate_limit_exceeded` with Retry-After and X-RateLimit-* headers; it happens before any
  * upstream call or credit reservation, so it costs nothing.
  */
+/** A key's bucket and rpm window ids, made once per Principal (a new one comes with every key cache refresh). */
+interface KeyBuckets {
+  bucket: string;
+  window: string;
+}
+
 export class RateLimits {
+  private readonly keyBuckets = new WeakMap<Principal, KeyBuckets>();
+
   constructor(
     readonly store: LimitStore,
     private readonly config: Config,
@@ -41,9 +49,21 @@ export class RateLimits {
   admitKeyNow(p: Principal): KeyAdmission | Promise<KeyAdmission> {
     const s = this.store;
     if (!(s instanceof MemoryLimitStore)) return this.admitKeyShared(p);
-    const slot = p.concurrency > 0 ? s.acquireNow(`key:${p.keyId}`, p.concurrency) : null;
+    const ids = this.bucketsOf(p);
+    const slot = p.concurrency > 0 ? s.acquireNow(ids.bucket, p.concurrency) : null;
     if (p.concurrency > 0 && !slot) throw slotsTaken(p);
-    return p.rpm > 0 ? counted(p, slot, s.hitNow(`key:${p.keyId}`, p.rpm, MINUTE_MS)) : { headers: {}, slot };
+    return p.rpm > 0 ? counted(p, slot, s.hitWindow(ids.window, p.rpm, MINUTE_MS)) : { headers: {}, slot };
+  }
+
+  /** The key's bucket names, built once per Principal rather than per request. */
+  private bucketsOf(p: Principal): KeyBuckets {
+    let ids = this.keyBuckets.get(p);
+    if (!ids) {
+      const bucket = `key:${p.keyId}`;
+      ids = { bucket, window: windowId(bucket, p.rpm, MINUTE_MS) };
+      this.keyBuckets.set(p, ids);
+    }
+    return ids;
   }
 
   /** admitKey() on a store shared by every instance (Redis). */
