@@ -4,6 +4,7 @@ import { registerAuth } from './auth/hook.js';
 import { GatewayError } from './http/errors.js';
 import { errorAnswer } from './http/error-answer.js';
 import { installFrontDoor, type FrontAjv } from './front-door.js';
+import { answerWhileClosing } from './http/closing.js';
 import { frontModels, registerModelRoutes } from './routes/models.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerImageRoutes } from './routes/images.js';
@@ -113,5 +114,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
     const deps = { authenticator: services.authenticator, limits, ledger: services.ledger, metrics: services.metrics, bodyLimit, ajv: () => ajv };
     installFrontDoor(app, deps, [frontModels(services.catalog), frontChat(services), frontTaskRead(services.tasks.service, services.config)]);
   }
+  // Last, so it is in front of the front door too: requests that arrive while the app closes.
+  answerWhileClosing(app);
   return app;
 }

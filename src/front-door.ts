@@ -16,15 +16,16 @@ import { admitKeyLimits, limitModelIn, namesLimitedModel, type LimitContext, typ
 import { recordBackstop, watchUnrouted, type BackstopSubject } from './limits/usage-backstop.js';
 import type { UsageLedger } from './limits/ledger.js';
 
-// The front door: the hottest routes (GET /v1/models, POST /v1/chat/completions) served straight
-// from node:http, without Fastify's request cycle (request and reply objects, child logger, router,
-// hook runners, content-type parser, onSend pipeline), which cost about as much CPU per request as
-// the whole of a raw pass-through proxy. Only the plain, common form of such a request comes in here
-// — exact path, a key in a header, for a body: Content-Length and JSON content type; everything
-// else (and everything while the server closes) goes to Fastify as before. The steps and their order
-// are Fastify's, through the same functions its hooks use: departure watch, key, key limits, body
-// (size, JSON, depth, schema with Fastify's own compiled validator), model limit, handler; errors
-// answered by the same errorAnswer(); metrics and the usage backstop when the response ends.
+// The front door: the hottest routes (GET /v1/models, POST /v1/chat/completions, GET
+// /v1/video/generations/{id}) served straight from node:http, without Fastify's request cycle
+// (request and reply objects, child logger, router, hook runners, content-type parser, onSend
+// pipeline), which cost about as much CPU per request as the whole of a raw pass-through proxy.
+// Only the plain, common form of such a request comes in here — exact path, a key in a header, for
+// a body: Content-Length and JSON content type; everything else goes to Fastify as before (and while
+// the app closes, src/http/closing.ts answers every request before either). The steps and their
+// order are Fastify's, through the same functions its hooks use: departure watch, key, key limits,
+// body (size, JSON, depth, schema with Fastify's own compiled validator), model limit, handler;
+// errors answered by the same errorAnswer(); metrics and the usage backstop when the response ends.
 
 type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
 
@@ -70,12 +71,6 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
   // Routes with a parameter as their last segment: the path up to it, and the parameter's name.
   const byPrefix = routes.filter((r) => r.url.includes(':')).map((r) => ({ route: r, prefix: r.url.slice(0, r.url.indexOf(':')), name: r.url.slice(r.url.indexOf(':') + 1) }));
   const validators = new Map<FrontRoute, Validate>();
-  let closing = false;
-  // Fastify marks itself closing before preClose hooks run; from then on it answers (503).
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
 
   const validatorOf = (route: FrontRoute): Validate | null => {
     if (!route.bodySchema) return null;
@@ -107,9 +102,9 @@ export function installFrontDoor(app: FastifyInstance, deps: FrontDeps, routes: 
   server.removeListener('request', fastify);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '';
-    let route = closing ? undefined : byUrl.get(url);
+    let route = byUrl.get(url);
     let params: Record<string, string> | null = null;
-    if (!route && !closing) {
+    if (!route) {
       for (const p of byPrefix) {
         // A plain value only (nothing to decode, no further segment or query, within Fastify's
         // maxParamLength), and not a path a static route of Fastify's takes first.
@@ -296,7 +291,10 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
       fail(err);
     };
     const onEnd = () => {
+      // All three go (a listener left on the request would keep the body's chunks for as long as
+      // the answer streams).
       req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
       req.removeListener('error', onError);
       let parsed: unknown;
       try {

@@ -20,7 +20,6 @@ import { UsageRepo, type UsageTotal } from './store/repos/usage.js';
 import { generateApiKey, hashApiKey, displayPrefix } from './auth/keys.js';
 import { buildApp } from './app.js';
 import { createServices, GatewayConfigError } from './services.js';
-import { startSimulator } from './simulator/server.js';
 import { startCluster } from './cluster/index.js';
 import { publishOnce } from './cluster/bus.js';
 import { WebhookSecretsRepo } from './store/repos/webhook-secrets.js';
@@ -487,6 +486,7 @@ async function simulate(argv: string[]): Promise<void> {
   const port = parseNonNegInt('port', values.port);
   const videoSeconds = Number(values['video-seconds']);
   if (!Number.isFinite(videoSeconds) || videoSeconds < 0) throw new UsageError('--video-seconds must be a non-negative number');
+  const { startSimulator } = await import('./simulator/server.js');
   const sim = await startSimulator({ port, host: values.host, videoSeconds });
   out(`mediagate simulator listening on ${sim.url}`);
   const stop = () => void sim.close().then(() => process.exit(0));

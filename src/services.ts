@@ -13,8 +13,7 @@ import { registerChannelSecrets, registerSecret } from './http/redact.js';
 import { Metrics } from './http/metrics.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { createTaskLifecycle, type TaskLifecycle } from './tasks/lifecycle.js';
-import { startSimulator, type Simulator } from './simulator/server.js';
-import { startStableSimulator } from './simulator/stable-address.js';
+import type { Simulator } from './simulator/server.js';
 import { CreditService } from './limits/credit.js';
 import { DEFAULT_LEASE_OPTIONS, LeaseBook } from './limits/credit-lease.js';
 import { LeasesRepo } from './store/repos/leases.js';
@@ -72,10 +71,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   if (config.simulator.embedded && !opts.noSimulator) {
     const simOpts = { videoSeconds: config.simulator.video_seconds, urlTtlS: config.simulator.url_ttl_s };
     // A configured port is kept as given; port 0 keeps the one of the last start when it can.
+    // The simulator (its fake providers, the sample video) loads only when it runs: a gateway
+    // without an embedded simulator never holds its code.
     simulator =
       config.simulator.port === 0 && opts.simulatorStateFile
-        ? await startStableSimulator(opts.simulatorStateFile, simOpts)
-        : await startSimulator({ ...simOpts, port: config.simulator.port });
+        ? await (await import('./simulator/stable-address.js')).startStableSimulator(opts.simulatorStateFile, simOpts)
+        : await (await import('./simulator/server.js')).startSimulator({ ...simOpts, port: config.simulator.port });
   }
   // A simulator channel without a base_url points at the in-process simulator.
   registerSecret(urlPassword(config.database.url));

@@ -106,6 +106,29 @@ describe('credit leases', () => {
     expect(await credits[1].spendable(p.keyId)).toBe(990_000 + 19_600);
   });
 
+  it('takes and settles a hold the lease covers without a promise; a short lease and a cost beyond it still reach the database', async () => {
+    const p = await keyWith(100_000);
+    // The first hold draws (a promise: 20 × 1000 into the lease), the next ones come from the lease at once.
+    const pending = credits[0].reserveNow(p, 1000);
+    expect(pending).toBeInstanceOf(Promise);
+    const first = await pending;
+    const now = credits[0].reserveNow(p, 1000);
+    expect(now).not.toBeInstanceOf(Promise);
+    expect(credits[0].settleNow(now as Awaited<typeof now>, 700)).toEqual({ chargedMicros: 700, overageMicros: 0 });
+    // A cost beyond the hold and the rest of the lease is charged to the balance: a promise.
+    const big = credits[0].reserveNow(p, 1000) as Awaited<typeof now>;
+    const settled = credits[0].settleNow(big, 90_000);
+    expect(settled).toBeInstanceOf(Promise);
+    expect(await settled).toEqual({ chargedMicros: 90_000, overageMicros: 0 });
+    // More than the lease and the balance hold together: refused, as reserve() refuses.
+    await expect(Promise.resolve().then(() => credits[0].reserveNow(p, 50_000))).rejects.toSatisfy(refused);
+    expect(await credits[0].settleNow(first, 1000)).toEqual({ chargedMicros: 1000, overageMicros: 0 });
+    await credits[0].flush();
+    const a = (await credits[0].account(p.keyId))!;
+    expect(a.balanceMicros! + a.leasedMicros).toBe(100_000 - 700 - 90_000 - 1000);
+    expect(a.overageMicros).toBe(0);
+  });
+
   it('returns a crashed instance’s unspent lease to the balance once it expired, and only then', async () => {
     const p = await keyWith(50_000);
     // An instance that drew and then died: its book never writes back or renews.

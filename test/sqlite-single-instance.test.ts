@@ -57,7 +57,8 @@ describe.skipIf(testDialect() === 'postgres')('one serving process per SQLite fi
     const third = await spawnGateway(configPath, {}, 25_000, dir.path);
     running.push(third);
     await third.stop();
-  });
+    // Three processes start here one after another, each up to 25 s on a loaded machine.
+  }, 120_000);
 
   it('takes over a lock whose process is gone', async () => {
     // A pid that cannot be running: the previous owner died without removing its lock (SIGKILL).
@@ -66,5 +67,5 @@ describe.skipIf(testDialect() === 'postgres')('one serving process per SQLite fi
     running.push(g);
     expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(g.proc.pid);
     await g.stop();
-  });
+  }, 60_000);
 });

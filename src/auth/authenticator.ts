@@ -19,6 +19,13 @@ interface CacheEntry {
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  /**
+   * Lookups under way, by presented key: when a cached key expires under load, every request that
+   * presents it in the meantime waits for the one database lookup instead of making its own.
+   */
+  private readonly loading = new Map<string, Promise<CacheEntry | null>>();
+  /** Bumped by invalidate(): a lookup that started before it does not fill the cache. */
+  private generation = 0;
 
   constructor(
     private readonly keys: KeysRepo,
@@ -41,10 +48,18 @@ export class Authenticator {
     const entry = this.cache.get(presented);
     if (entry && entry.until > now) return live(entry, now);
     if (!looksLikeApiKey(presented)) return null;
-    return this.load(presented, now);
+    let pending = this.loading.get(presented);
+    if (!pending) {
+      pending = this.load(presented, now);
+      this.loading.set(presented, pending);
+      const done = () => this.loading.delete(presented);
+      pending.then(done, done);
+    }
+    return pending.then((found) => (found ? live(found, now) : null));
   }
 
-  private async load(presented: string, now: number): Promise<Principal | null> {
+  private async load(presented: string, now: number): Promise<CacheEntry | null> {
+    const generation = this.generation;
     const hash = hashApiKey(presented);
     const row = await this.keys.findByHash(hash);
     if (!row || !hashesEqual(row.key_hash, hash)) {
@@ -52,14 +67,18 @@ export class Authenticator {
       return null;
     }
     const entry = { row, principal: toPrincipal(row), until: now + this.ttlMs };
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(presented, entry);
-    return live(entry, now);
+    if (generation === this.generation) {
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(presented, entry);
+    }
+    return entry;
   }
 
-  /** Forget cached keys (after a revoke in this process). */
+  /** Forget cached keys (after a revoke in this process), and what lookups under way would cache. */
   invalidate(): void {
     this.cache.clear();
+    this.loading.clear();
+    this.generation++;
   }
 }
 

@@ -1,11 +1,14 @@
 import type { ServerResponse } from 'node:http';
-import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { oversized } from '../upstream/json.js';
 
-// Server-sent events both ways: reading an upstream's stream (eventsource-parser) and writing the
-// client's stream with back-pressure.
+// Server-sent events both ways: reading an upstream's stream and writing the client's stream with
+// back-pressure.
 
-export type SseEvent = EventSourceMessage;
+/** One event of an upstream stream: its name (`event:`), if any, and its data lines joined by LF. */
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
 
 /** One `data:` frame (OpenAI streams name no events). */
 export function dataFrame(data: string): string {
@@ -25,71 +28,182 @@ function dataLines(data: string): string {
 
 export const DONE_FRAME = 'data: [DONE]\n\n';
 
+/** Where an upstream stream's bytes come from (src/upstream/client.ts UpstreamStream is one). */
+export interface ChunkSource {
+  /** The next chunk of the body, or null at its end; rejects when the body broke. */
+  next(): Promise<Buffer | null>;
+  /** Stops the body (the connection is closed unless the body already ended). */
+  cancel(): void;
+  /** Reads the rest of the body without keeping it. */
+  discard(): void;
+}
+
+const LF = 10;
+const CR = 13;
+const COLON = 58;
+const SPACE = 32;
+
 /**
- * Reads an upstream body as SSE events. `next()` resolves with the events of the next network
- * chunk(s) that held at least one complete event, or null at the end of the body. Pulling only on
- * demand lets back-pressure reach the upstream socket.
+ * Reads an upstream body as SSE events, parsing its bytes as they come: lines end at LF, CR or
+ * CRLF (also across chunks); a `data:` line's value is decoded from UTF-8 on its own (a line break
+ * is never inside a multi-byte character, so no decoder state is kept between chunks); `event:`
+ * names the event; comments, `id:` and `retry:` are skipped (no translator reads them); a blank
+ * line dispatches an event that had at least one data line (as eventsource-parser and the
+ * WHATWG rules do); a byte order mark at the start is dropped. `next()` resolves with the events
+ * of the next chunk(s) that held at least one complete event, or null at the end of the body;
+ * pulling only on demand lets back-pressure reach the upstream socket.
  */
 export class SseReader {
-  private readonly parser: EventSourceParser;
-  private readonly decoder = new TextDecoder();
-  private readonly iterator: AsyncIterator<Buffer | Uint8Array | string>;
-  private pending: SseEvent[] = [];
-  /** Characters since the last line break, and since the last complete event (the parser buffers both). */
-  private lineChars = 0;
-  private eventChars = 0;
+  /** Events complete but not yet handed out (null when none). */
+  private pending: SseEvent[] | null = null;
+  /** The bytes of a line not ended yet, and their count. */
+  private parts: Buffer[] | null = null;
+  private partBytes = 0;
+  /** The event being read: its data lines (joined by LF), their count, its name, its bytes so far. */
+  private data = '';
+  private dataLines = 0;
+  private event: string | undefined = undefined;
+  private eventBytes = 0;
+  /** The last chunk ended with CR: an LF starting the next one belongs to the same line break. */
+  private afterCR = false;
+  private started = false;
+  private ended = false;
 
-  /** `maxEventChars`: an event (or a line) growing past this fails the read as `oversized`. */
+  /** `maxEventBytes`: an event (or a line) growing past this fails the read as `oversized`. */
   constructor(
-    body: AsyncIterable<Buffer | Uint8Array | string>,
-    private readonly maxEventChars = Infinity,
-  ) {
-    this.iterator = body[Symbol.asyncIterator]();
-    this.parser = createParser({ onEvent: (ev) => this.pending.push(ev) });
-  }
+    private readonly source: ChunkSource,
+    private readonly maxEventBytes = Infinity,
+  ) {}
 
   async next(): Promise<SseEvent[] | null> {
-    while (this.pending.length === 0) {
-      const r = await this.iterator.next();
-      if (r.done) {
-        const tail = this.decoder.decode();
-        if (tail) this.parser.feed(tail);
-        // A last event without its blank line still counts (some servers end that way).
-        this.parser.feed('\n\n');
-        if (this.pending.length === 0) return null;
-        break;
-      }
-      const chunk = r.value;
-      const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
-      this.parser.feed(text);
-      this.measure(text);
+    let out = this.pending;
+    while (!out) {
+      if (this.ended) return null;
+      const chunk = await this.source.next();
+      if (chunk === null) this.end();
+      else this.feed(chunk);
+      out = this.pending;
     }
-    const out = this.pending;
-    this.pending = [];
+    this.pending = null;
     return out;
   }
 
+  /** Parses one chunk of the body; complete events go to `pending`. */
+  private feed(chunk: Buffer): void {
+    let buf = chunk;
+    let pos = 0;
+    if (this.afterCR) {
+      this.afterCR = false;
+      if (buf.length > 0 && buf[0] === LF) pos = 1;
+    }
+    const parts = this.parts;
+    if (parts) {
+      // An unfinished line: nothing to do until a line break comes.
+      parts.push(pos ? buf.subarray(pos) : buf);
+      this.partBytes += buf.length - pos;
+      if (buf.indexOf(LF, pos) < 0 && buf.indexOf(CR, pos) < 0) return this.measure();
+      buf = Buffer.concat(parts, this.partBytes);
+      pos = 0;
+      this.parts = null;
+      this.partBytes = 0;
+    }
+    const len = buf.length;
+    let cr = buf.indexOf(CR, pos);
+    while (pos < len) {
+      const lf = buf.indexOf(LF, pos);
+      if (cr >= 0 && cr < pos) cr = buf.indexOf(CR, pos);
+      let end: number;
+      let next: number;
+      if (cr >= 0 && (lf < 0 || cr < lf)) {
+        end = cr;
+        next = cr + 1;
+        if (next === len) this.afterCR = true;
+        else if (buf[next] === LF) next++;
+      } else if (lf >= 0) {
+        end = lf;
+        next = lf + 1;
+      } else break;
+      this.line(buf, pos, end);
+      pos = next;
+    }
+    if (pos < len) {
+      this.parts = [pos ? buf.subarray(pos) : buf];
+      this.partBytes = len - pos;
+    }
+    this.measure();
+  }
+
+  /** The body ended: a last line without its break, and a last event without its blank line, still count. */
+  private end(): void {
+    const parts = this.parts;
+    if (parts) {
+      const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, this.partBytes);
+      this.parts = null;
+      this.partBytes = 0;
+      this.line(buf, 0, buf.length);
+    }
+    this.dispatch();
+    this.ended = true;
+  }
+
+  private line(buf: Buffer, start: number, end: number): void {
+    if (!this.started) {
+      this.started = true;
+      if (end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
+    }
+    if (start === end) return this.dispatch();
+    this.eventBytes += end - start + 1;
+    const first = buf[start];
+    if (first === COLON) return; // a comment
+    if (first === 100 /* d */ && end - start >= 5 && buf[start + 1] === 97 && buf[start + 2] === 116 && buf[start + 3] === 97 && buf[start + 4] === COLON) {
+      return this.dataLine(buf.toString('utf8', buf[start + 5] === SPACE && start + 5 < end ? start + 6 : start + 5, end));
+    }
+    let colon = buf.indexOf(COLON, start);
+    if (colon < 0 || colon >= end) colon = end;
+    const field = buf.toString('latin1', start, colon);
+    let valueStart = colon + 1;
+    if (valueStart < end && buf[valueStart] === SPACE) valueStart++;
+    const value = valueStart < end ? buf.toString('utf8', valueStart, end) : '';
+    if (field === 'data') this.dataLine(value);
+    else if (field === 'event') this.event = value || undefined;
+    // `id`, `retry` and unknown fields: nothing a translator reads.
+  }
+
+  private dataLine(value: string): void {
+    this.data = this.dataLines === 0 ? value : `${this.data}\n${value}`;
+    this.dataLines++;
+  }
+
+  private dispatch(): void {
+    if (this.dataLines > 0) (this.pending ??= []).push({ event: this.event, data: this.data });
+    this.data = '';
+    this.dataLines = 0;
+    this.event = undefined;
+    this.eventBytes = 0;
+  }
+
   /**
-   * Counts what the parser is holding: without a bound, an upstream that never ends a line or an
-   * event would grow it without limit. Exact for lines, within one network chunk for events.
+   * Without a bound, an upstream that never ends a line or an event would grow what is held here
+   * without limit: the unfinished line plus the lines of the unfinished event are counted.
    */
-  private measure(text: string): void {
-    const lastBreak = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
-    this.lineChars = lastBreak < 0 ? this.lineChars + text.length : text.length - lastBreak - 1;
-    this.eventChars = this.pending.length ? this.lineChars : this.eventChars + text.length;
-    if (this.lineChars > this.maxEventChars || this.eventChars > this.maxEventChars) {
-      void this.cancel();
-      throw oversized('an upstream stream event', this.maxEventChars);
+  private measure(): void {
+    if (this.partBytes + this.eventBytes > this.maxEventBytes) {
+      this.cancel();
+      throw oversized('an upstream stream event', this.maxEventBytes);
     }
   }
 
-  /** Stops reading; the body stream is destroyed so its socket is not left half-read. */
-  async cancel(): Promise<void> {
-    try {
-      await this.iterator.return?.();
-    } catch {
-      // already broken
-    }
+  /** Stops reading; the upstream request is aborted so its socket is not left half-read. */
+  cancel(): void {
+    this.ended = true;
+    this.parts = null;
+    this.source.cancel();
+  }
+
+  /** Reads the rest of the body without keeping it, so its keep-alive connection can be reused. */
+  discard(): void {
+    this.ended = true;
+    this.source.discard();
   }
 }
 

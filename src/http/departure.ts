@@ -99,7 +99,9 @@ export function lightDepartedSignal(request: Departing): DepartureSignal {
  */
 export function watchDeparture(request: Departing, res: ServerResponse): void {
   const d = departureOf(request);
-  res.once('close', () => {
+  // on(), not once(): a response closes once, and once() costs a wrapper and a bound function per request.
+  res.on('close', () => {
+    if (d.closed) return;
     d.closed = true;
     if (!res.writableFinished) {
       d.gone = true;
@@ -152,10 +154,14 @@ export function clientGone(request: Departing): boolean {
  * arrived right behind the request: passing the loop's I/O phase first (setImmediate, microseconds)
  * lets the departure be seen.
  */
-export async function clientStillThere(signal: DepartureSignal): Promise<boolean> {
-  if (signal.aborted) return false;
+export function clientStillThere(signal: DepartureSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
   // Two turns: called from the loop's check phase, the first already crosses an I/O phase; called
-  // from the I/O phase itself, the first only reaches this turn's check phase.
-  for (let i = 0; i < 2 && !signal.aborted; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-  return !signal.aborted;
+  // from the I/O phase itself, the first only reaches this turn's check phase. One promise for both.
+  return new Promise<boolean>((resolve) => {
+    setImmediate(() => {
+      if (signal.aborted) resolve(false);
+      else setImmediate(() => resolve(!signal.aborted));
+    });
+  });
 }

@@ -109,6 +109,7 @@ export const errors = {
   upstreamTimeout: (message = 'The upstream provider did not answer in time.') => new GatewayError(504, 'upstream_timeout', message),
   databaseUnavailable: () =>
     new GatewayError(503, 'database_unavailable', "The gateway's database is not answering right now; retry in a moment.", { 'retry-after': '1' }),
+  shuttingDown: () => new GatewayError(503, 'shutting_down', 'This gateway instance is shutting down; retry the request.', { 'retry-after': '1' }),
 };
 
 /**

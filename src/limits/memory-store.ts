@@ -6,10 +6,26 @@ interface Window {
   endsAt: number;
 }
 
-/** How often windows that ended are dropped (a bucket per key and per model: few, but unbounded over time). */
+/** How often windows that ended and idle slot counters are dropped (a bucket per key and per model: few, but unbounded over time). */
 const SWEEP_EVERY_MS = 60_000;
-/** Window ids kept (one per bucket in use: keys and models); past it the memo starts again. */
-const MAX_KEPT_IDS = 10_000;
+
+/** The slots of one bucket in use. Kept while idle until the next sweep: no map churn per request. */
+interface SlotCounter {
+  held: number;
+}
+
+/** A slot of a bucket; only its first release() frees it. */
+class MemorySlot implements Slot {
+  private done = false;
+
+  constructor(private readonly counter: SlotCounter) {}
+
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    this.counter.held--;
+  }
+}
 
 /**
  * Limits kept in this process, synchronously (no promise on the request path): a window starts
@@ -20,11 +36,7 @@ export class MemoryLimitStore implements LimitStore {
   // Limits only change with a restart (config) or a new key, so a bucket's window is keyed by
   // (limit, window length, bucket): counters never move between two limits.
   private readonly windows = new Map<string, Window>();
-  // A bucket's counter stays in the map when its count falls to 0 (dropped by the sweep): deleting
-  // the last entry and adding it again shrank and regrew the map on every request of a key whose
-  // requests do not overlap (~1.3 µs each). A slot holds its counter, so its release looks nothing up.
-  private readonly slots = new Map<string, { held: number }>();
-  private readonly ids = new Map<string, { limit: number; windowMs: number; id: string }>();
+  private readonly slots = new Map<string, SlotCounter>();
   private sweeper: NodeJS.Timeout | null = null;
 
   async hit(bucket: string, limit: number, windowMs: number): Promise<WindowResult> {
@@ -33,7 +45,11 @@ export class MemoryLimitStore implements LimitStore {
 
   /** Counts one request now; a request over the limit is counted too (like rate-limiter-flexible). */
   hitNow(bucket: string, limit: number, windowMs: number, now = Date.now()): WindowResult {
-    const id = this.windowIdOf(bucket, limit, windowMs);
+    return this.hitWindow(windowId(bucket, limit, windowMs), limit, windowMs, now);
+  }
+
+  /** hitNow() by the window's id (windowId()), for a caller that keeps the id between requests. */
+  hitWindow(id: string, limit: number, windowMs: number, now = Date.now()): WindowResult {
     let w = this.windows.get(id);
     if (!w || w.endsAt <= now) {
       w = { count: 0, endsAt: now + windowMs };
@@ -46,21 +62,8 @@ export class MemoryLimitStore implements LimitStore {
   }
 
   async unhit(bucket: string, limit: number, windowMs: number): Promise<void> {
-    const w = this.windows.get(this.windowIdOf(bucket, limit, windowMs));
+    const w = this.windows.get(windowId(bucket, limit, windowMs));
     if (w && w.count > 0 && w.endsAt > Date.now()) w.count--;
-  }
-
-  /**
-   * The window's map key, kept per bucket while its limit and length stay the same: the request
-   * path then neither joins nor hashes a new string (a bucket name kept by the caller is hashed once).
-   */
-  private windowIdOf(bucket: string, limit: number, windowMs: number): string {
-    const known = this.ids.get(bucket);
-    if (known && known.limit === limit && known.windowMs === windowMs) return known.id;
-    if (this.ids.size >= MAX_KEPT_IDS) this.ids.clear();
-    const id = windowId(bucket, limit, windowMs);
-    this.ids.set(bucket, { limit, windowMs, id });
-    return id;
   }
 
   async acquire(bucket: string, limit: number): Promise<Slot | null> {
@@ -77,20 +80,22 @@ export class MemoryLimitStore implements LimitStore {
     }
     if (counter.held >= limit) return null;
     counter.held++;
-    return new HeldSlot(counter);
+    return new MemorySlot(counter);
   }
 
   async held(bucket: string): Promise<number> {
     return this.slots.get(bucket)?.held ?? 0;
   }
 
-  /** Drops ended windows and unheld slot counters every SWEEP_EVERY_MS while any is kept. */
+  /**
+   * Drops ended windows and idle slot counters every SWEEP_EVERY_MS while any exists. A counter
+   * is dropped only with no slot held: no live slot refers to it (a later acquire makes a new one).
+   */
   private sweep(): void {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => {
       const now = Date.now();
       for (const [id, w] of this.windows) if (w.endsAt <= now) this.windows.delete(id);
-      // A counter at 0 has no slot holding it, so none can be released into a dropped counter.
       for (const [bucket, c] of this.slots) if (c.held <= 0) this.slots.delete(bucket);
       if (!this.windows.size && !this.slots.size && this.sweeper) {
         clearInterval(this.sweeper);
@@ -105,24 +110,8 @@ export class MemoryLimitStore implements LimitStore {
     this.sweeper = null;
     this.windows.clear();
     this.slots.clear();
-    this.ids.clear();
   }
 }
 
-const windowId = (bucket: string, limit: number, windowMs: number) => `${limit}/${windowMs}/${bucket}`;
-
-/** A held concurrency slot of the memory store: its release (only the first one counts) gives the counter back. */
-class HeldSlot implements Slot {
-  private counter: { held: number } | null;
-
-  constructor(counter: { held: number }) {
-    this.counter = counter;
-  }
-
-  release(): void {
-    const c = this.counter;
-    if (!c) return;
-    this.counter = null;
-    c.held--;
-  }
-}
+/** The id of a bucket's window under one limit (hitWindow() takes it). */
+export const windowId = (bucket: string, limit: number, windowMs: number) => `${limit}/${windowMs}/${bucket}`;

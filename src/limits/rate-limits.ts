@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { GatewayError } from '../http/errors.js';
 import { registerSecret } from '../http/redact.js';
 import type { LimitStore, Slot, WindowResult } from './limit-store.js';
-import { MemoryLimitStore } from './memory-store.js';
+import { MemoryLimitStore, windowId } from './memory-store.js';
 
 const MINUTE_MS = 60_000;
 
@@ -19,7 +19,15 @@ export interface KeyAdmission {
  * 429 `rate_limit_exceeded` with Retry-After and X-RateLimit-* headers; it happens before any
  * upstream call or credit reservation, so it costs nothing.
  */
+/** A key's bucket and rpm window ids, made once per Principal (a new one comes with every key cache refresh). */
+interface KeyBuckets {
+  bucket: string;
+  window: string;
+}
+
 export class RateLimits {
+  private readonly keyBuckets = new WeakMap<Principal, KeyBuckets>();
+
   constructor(
     readonly store: LimitStore,
     private readonly config: Config,
@@ -41,10 +49,21 @@ export class RateLimits {
   admitKeyNow(p: Principal): KeyAdmission | Promise<KeyAdmission> {
     const s = this.store;
     if (!(s instanceof MemoryLimitStore)) return this.admitKeyShared(p);
-    const bucket = keyBucket(p);
-    const slot = p.concurrency > 0 ? s.acquireNow(bucket, p.concurrency) : null;
+    const ids = this.bucketsOf(p);
+    const slot = p.concurrency > 0 ? s.acquireNow(ids.bucket, p.concurrency) : null;
     if (p.concurrency > 0 && !slot) throw slotsTaken(p);
-    return p.rpm > 0 ? counted(p, slot, s.hitNow(bucket, p.rpm, MINUTE_MS)) : { headers: {}, slot };
+    return p.rpm > 0 ? counted(p, slot, s.hitWindow(ids.window, p.rpm, MINUTE_MS)) : { headers: {}, slot };
+  }
+
+  /** The key's bucket names, built once per Principal rather than per request. */
+  private bucketsOf(p: Principal): KeyBuckets {
+    let ids = this.keyBuckets.get(p);
+    if (!ids) {
+      const bucket = `key:${p.keyId}`;
+      ids = { bucket, window: windowId(bucket, p.rpm, MINUTE_MS) };
+      this.keyBuckets.set(p, ids);
+    }
+    return ids;
   }
 
   /** admitKey() on a store shared by every instance (Redis). */
@@ -100,18 +119,6 @@ export async function createRateLimits(config: Config, warn: (message: string) =
   // Loaded only here: ioredis and its Lua scripts cost memory a single instance does not need.
   const { RedisLimitStore } = await import('./redis-store.js');
   return new RateLimits(await RedisLimitStore.connect(url, config.redis.key_prefix, warn), config);
-}
-
-// A key's bucket name, made once per principal (a cached key keeps its principal between reloads):
-// a name made per request is a new string the maps must hash again.
-const buckets = new WeakMap<Principal, string>();
-function keyBucket(p: Principal): string {
-  let b = buckets.get(p);
-  if (b === undefined) {
-    b = `key:${p.keyId}`;
-    buckets.set(p, b);
-  }
-  return b;
 }
 
 // Nobody knows when a slot frees; the client is asked to retry in a second.

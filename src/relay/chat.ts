@@ -8,7 +8,6 @@ import type { ChatEndpoint } from '../providers/chat-types.js';
 import { chatEndpointFor } from '../providers/index.js';
 import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
-import { answerLimitsOf, readText } from '../upstream/json.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { DepartureSignal } from '../http/departure.js';
 
@@ -89,13 +88,23 @@ export class ChatRelay {
    */
   async open(call: ChatCall, target: Target): Promise<OpenedStream> {
     const { endpoint, target: to } = this.endpoint(call, target);
-    const res = await this.send(call, to, endpoint);
-    const type = String(res.headers['content-type'] ?? '');
-    if (!type.startsWith('text/event-stream')) {
-      await readText(res, call.signal).catch(() => '');
+    // Read as it arrives through the dispatch's own handler: no body stream in between.
+    const res = await this.upstream.openStream({
+      url: endpoint.url(to, call.stream),
+      method: 'POST',
+      headers: endpoint.headers(to, call.stream),
+      body: this.requestBody(call, to, endpoint),
+      signal: call.signal,
+    });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const text = await res.text();
+      throw await endpoint.failure(this.upstream.asResponseData({ statusCode: res.statusCode, headers: res.headers, text }));
+    }
+    if (!res.contentType.startsWith('text/event-stream')) {
+      await res.text();
       throw new UpstreamFailure('malformed', 'the upstream answered a stream request without an event stream', res.statusCode);
     }
-    const reader = new SseReader(res.body, answerLimitsOf(res).eventBytes);
+    const reader = new SseReader(res, res.limits.eventBytes);
     const translator = this.translator(call, endpoint);
     try {
       let first = '';
@@ -111,7 +120,7 @@ export class ChatRelay {
       }
       return { first, reader, translator };
     } catch (err) {
-      await reader.cancel();
+      reader.cancel();
       throw toUpstreamFailure(err, call.signal);
     }
   }
@@ -140,17 +149,5 @@ export class ChatRelay {
     return passthrough
       ? passthrough.request(call.body, target.upstreamModel, call.stream)
       : JSON.stringify(CHAT_CODECS[endpoint.format].encodeRequest(hubOf(call), target.upstreamModel));
-  }
-
-  private async send(call: ChatCall, target: Target, endpoint: ChatEndpoint) {
-    const res = await this.upstream.send({
-      url: endpoint.url(target, call.stream),
-      method: 'POST',
-      headers: endpoint.headers(target, call.stream),
-      body: this.requestBody(call, target, endpoint),
-      signal: call.signal,
-    });
-    if (res.statusCode < 200 || res.statusCode >= 300) throw await endpoint.failure(res);
-    return res;
   }
 }

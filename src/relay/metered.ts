@@ -111,7 +111,9 @@ export async function meteredCall<A, R>(
     record(CLIENT_CLOSED, inputUnits, 0, 0);
     throw gone();
   }
-  const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : await d.credit.reserve(m.principal, m.holdMicros, m.fit);
+  // A hold the instance's lease covers is taken without a promise (most chat and image requests).
+  const held = m.durable ? d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : d.credit.reserveNow(m.principal, m.holdMicros, m.fit);
+  const hold = held instanceof Promise ? await held : held;
 
   let outcome: Outcome<R>;
   let settled: Settled | null = null;
@@ -127,7 +129,10 @@ export async function meteredCall<A, R>(
       runOptions,
     );
     outcome = await use(answer, { channel, hold });
-    if (outcome.costMicros !== undefined && !outcome.settleFailed) settled = await d.credit.settle(hold, outcome.costMicros);
+    if (outcome.costMicros !== undefined && !outcome.settleFailed) {
+      const s = d.credit.settleNow(hold, outcome.costMicros);
+      settled = s instanceof Promise ? await s : s;
+    }
   } catch (err) {
     await releaseQuietly(d.credit, hold);
     const failure = err instanceof UpstreamFailure ? (err.kind === 'aborted' ? gone() : failureToGatewayError(err)) : err;

@@ -39,10 +39,12 @@ export class Relay {
   }
 
   /** The model's channels in the order they should be tried. */
-  order(model: CatalogModel, random = Math.random): ChannelConfig[] {
+  order(model: CatalogModel, random = Math.random): readonly ChannelConfig[] {
+    const chans = model.channels; // sorted by priority already
+    // One channel (the common case): nothing to choose, no arrays per request.
+    if (chans.length <= 1) return chans;
     const out: ChannelConfig[] = [];
     let i = 0;
-    const chans = model.channels; // sorted by priority already
     while (i < chans.length) {
       let j = i;
       while (j < chans.length && chans[j].priority === chans[i].priority) j++;

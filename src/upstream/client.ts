@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
-import { Agent, request, util as undiciUtil, type Dispatcher } from 'undici';
+import { Agent, request, util as undiciUtil, type Dispatcher } from './undici.js';
 import { guardedAgent } from './address-guard.js';
 import type { AbortLike } from './abort-like.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
@@ -95,15 +95,11 @@ export class UpstreamClient {
   collect(opts: SendOptions & { body?: string | Buffer }): Promise<CollectedAnswer> {
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(toUpstreamFailure(signal.reason, signal));
-    let target = this.targets.get(opts.url);
-    if (!target) {
-      try {
-        target = splitUrl(opts.url);
-      } catch (err) {
-        return Promise.reject(toUpstreamFailure(err, signal));
-      }
-      if (this.targets.size >= 256) this.targets.clear();
-      this.targets.set(opts.url, target);
+    let target: { origin: string; path: string };
+    try {
+      target = this.targetOf(opts.url);
+    } catch (err) {
+      return Promise.reject(toUpstreamFailure(err, signal));
     }
     const dispatchOpts: Dispatcher.DispatchOptions = {
       origin: target.origin,
@@ -118,6 +114,42 @@ export class UpstreamClient {
     return new Promise<CollectedAnswer>((resolve, reject) => {
       try {
         dispatcher.dispatch(dispatchOpts, new Collector(this.limits.bodyBytes, signal, resolve, reject));
+      } catch (err) {
+        reject(toUpstreamFailure(err, signal));
+      }
+    });
+  }
+
+  /**
+   * Sends a request whose answer is read as it arrives (a streamed chat answer), through undici's
+   * `dispatch` with a handler of its own (UpstreamStream): no body stream, no async iterator. Resolves
+   * once the status and headers are in; the body is then pulled chunk by chunk with `next()`. The
+   * same request, timeouts (first byte, and the gap between chunks while the reader waits), signal
+   * and failures as send().
+   */
+  openStream(opts: SendOptions & { body?: string | Buffer }): Promise<UpstreamStream> {
+    const signal = opts.signal;
+    if (signal?.aborted) return Promise.reject(toUpstreamFailure(signal.reason, signal));
+    let target: { origin: string; path: string };
+    try {
+      target = this.targetOf(opts.url);
+    } catch (err) {
+      return Promise.reject(toUpstreamFailure(err, signal));
+    }
+    const dispatchOpts: Dispatcher.DispatchOptions = {
+      origin: target.origin,
+      path: target.path,
+      method: opts.method,
+      headers: opts.headers,
+      body: opts.body,
+      headersTimeout: this.timeouts.firstByteMs,
+      bodyTimeout: this.timeouts.idleMs,
+    };
+    const dispatcher = this.dispatcherFor(opts);
+    return new Promise<UpstreamStream>((resolve, reject) => {
+      const stream = new UpstreamStream(this.limits, signal, resolve, reject);
+      try {
+        dispatcher.dispatch(dispatchOpts, stream);
       } catch (err) {
         reject(toUpstreamFailure(err, signal));
       }
@@ -139,7 +171,18 @@ export class UpstreamClient {
     return res;
   }
 
-  private get limits(): AnswerLimits {
+  /** A request URL split into origin and path (cached; throws for a URL undici cannot take). */
+  private targetOf(url: string): { origin: string; path: string } {
+    let target = this.targets.get(url);
+    if (!target) {
+      target = splitUrl(url);
+      if (this.targets.size >= 256) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
+  }
+
+  get limits(): AnswerLimits {
     return this.timeouts.answerLimits ?? DEFAULT_ANSWER_LIMITS;
   }
 
@@ -258,4 +301,218 @@ function contentLengthOf(rawHeaders: Buffer[]): number {
     if (name.length === 14 && undiciUtil.headerNameToString(name) === 'content-length') return Number(rawHeaders[i + 1].toString('latin1'));
   }
   return NaN;
+}
+
+/** The first value of a response header among raw headers ('' when absent); `name` in lower case. */
+function rawHeader(rawHeaders: Buffer[], name: string): string {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const key = rawHeaders[i];
+    if (key.length === name.length && undiciUtil.headerNameToString(key) === name) return rawHeaders[i + 1].toString('latin1');
+  }
+  return '';
+}
+
+/** What a stream's reader may leave unread before the upstream socket is paused (undici's own body stream holds as much). */
+const HELD_BYTES = 64 * 1024;
+
+/**
+ * A streamed upstream answer, and the dispatch handler that reads it (undici's raw handler
+ * interface, like Collector). The reader pulls: `next()` gives the next body chunk as it came off
+ * the socket (or, when chunks arrived while nobody asked, all of them at once). Chunks held past
+ * HELD_BYTES pause the socket (onData answers false) until the reader asks again, so a reader that
+ * waits — for a slow client to drain — stops the upstream too; undici's idle timeout does not run
+ * while paused. The
+ * client's departure signal aborts the request; cancel() aborts it for the gateway's own reasons;
+ * discard() reads whatever is left without keeping it, so a finished answer's keep-alive
+ * connection goes back to the pool.
+ */
+export class UpstreamStream implements Dispatcher.DispatchHandler {
+  statusCode = 0;
+  /** The Content-Type of the answer ('' when none). */
+  contentType = '';
+  private abort: ((err?: Error) => void) | null = null;
+  private resumeSocket: (() => void) | null = null;
+  /** Kept only for an error status (its headers are parsed for the provider's error mapping). */
+  private rawHeaders: Buffer[] | null = null;
+  private opened: ((stream: UpstreamStream) => void) | null;
+  private openFailed: ((err: UpstreamFailure) => void) | null;
+  /** Chunks that arrived while nobody asked, and their bytes (past HELD_BYTES the socket is paused). */
+  private held: Buffer[] | null = null;
+  private heldBytes = 0;
+  private paused = false;
+  /** The reader's next() waiting for a chunk. */
+  private waitResolve: ((chunk: Buffer | null) => void) | null = null;
+  private waitReject: ((err: UpstreamFailure) => void) | null = null;
+  /** The body ended (`failure` null) or broke. */
+  private done = false;
+  private failure: UpstreamFailure | null = null;
+  /** 'read': next() pulls; 'text': gathering the rest for text(); 'drop': discard() or cancel(). */
+  private mode: 'read' | 'text' | 'drop' = 'read';
+  private textChunks: Buffer[] | null = null;
+  private textSize = 0;
+  private textDone: ((text: string) => void) | null = null;
+
+  constructor(
+    readonly limits: AnswerLimits,
+    private readonly signal: AbortLike | undefined,
+    opened: (stream: UpstreamStream) => void,
+    openFailed: (err: UpstreamFailure) => void,
+  ) {
+    this.opened = opened;
+    this.openFailed = openFailed;
+    // Not removed when done (as in Collector): the signal lives no longer than its request.
+    if (signal) signal.addEventListener('abort', () => this.done || this.abort?.(signal.reason as Error), { once: true });
+  }
+
+  /** The response headers, parsed (kept only for an error status; {} otherwise). */
+  get headers(): IncomingHttpHeaders {
+    return this.rawHeaders ? (undiciUtil.parseHeaders(this.rawHeaders) as IncomingHttpHeaders) : {};
+  }
+
+  /**
+   * The next body chunk, or null at the end of the body. Rejects with an UpstreamFailure when the
+   * body broke (timeout, reset, the client's departure); one call at a time.
+   */
+  next(): Promise<Buffer | null> {
+    const held = this.held;
+    if (held) {
+      const chunk = held.length === 1 ? held[0] : Buffer.concat(held, this.heldBytes);
+      this.held = null;
+      this.heldBytes = 0;
+      if (this.paused) {
+        this.paused = false;
+        this.resumeSocket?.();
+      }
+      return Promise.resolve(chunk);
+    }
+    if (this.done) return this.failure ? Promise.reject(this.failure) : Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      this.waitResolve = resolve;
+      this.waitReject = reject;
+    });
+  }
+
+  /**
+   * The rest of the body as UTF-8 text, for an answer that is not a stream (an error status): up to
+   * the answer limit; '' when it broke or was larger (the connection is then torn down).
+   */
+  text(): Promise<string> {
+    if (this.mode !== 'read') return Promise.resolve('');
+    this.mode = 'text';
+    if (this.held) for (const chunk of this.held) this.keepText(chunk);
+    this.dropHeld();
+    if (this.done) return Promise.resolve(this.failure ? '' : this.takeText());
+    return new Promise((resolve) => {
+      this.textDone = resolve;
+    });
+  }
+
+  /** Reads the rest of the body without keeping it (the connection can then be reused). */
+  discard(): void {
+    if (this.mode === 'drop') return;
+    this.mode = 'drop';
+    this.dropHeld();
+  }
+
+  /** Stops the answer: the request is aborted (its connection closed) unless it already ended. */
+  cancel(): void {
+    this.mode = 'drop';
+    this.held = null;
+    this.heldBytes = 0;
+    if (this.done) return;
+    this.done = true;
+    this.abort?.(new Error('the gateway stopped reading the upstream stream'));
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.signal?.aborted) return abort(this.signal.reason as Error);
+    if (this.done) return abort(new Error('the gateway stopped reading the upstream stream'));
+    this.abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    this.statusCode = statusCode;
+    this.resumeSocket = resume;
+    this.contentType = rawHeader(rawHeaders, 'content-type');
+    if (statusCode >= 300) this.rawHeaders = rawHeaders;
+    const opened = this.opened;
+    this.opened = this.openFailed = null;
+    opened?.(this);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.mode === 'drop') return true;
+    if (this.mode === 'text') return this.keepText(chunk);
+    const resolve = this.waitResolve;
+    if (resolve) {
+      this.waitResolve = this.waitReject = null;
+      resolve(chunk);
+      return true;
+    }
+    (this.held ??= []).push(chunk);
+    this.heldBytes += chunk.length;
+    // Holding a little keeps pauses rare: undici's pause leaves the socket reading into its own
+    // buffer, and every resume re-reads that buffer whole.
+    if (this.heldBytes < HELD_BYTES) return true;
+    this.paused = true;
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.mode === 'text') return this.textDone?.(this.takeText());
+    const resolve = this.waitResolve;
+    this.waitResolve = this.waitReject = null;
+    resolve?.(null);
+  }
+
+  onError(err: Error): void {
+    const openFailed = this.openFailed;
+    if (openFailed) {
+      this.opened = this.openFailed = null;
+      this.done = true;
+      return openFailed(toUpstreamFailure(err, this.signal));
+    }
+    if (this.done) return;
+    this.done = true;
+    if (this.mode === 'text') {
+      this.textChunks = null;
+      return this.textDone?.('');
+    }
+    this.failure = toUpstreamFailure(err, this.signal);
+    const reject = this.waitReject;
+    this.waitResolve = this.waitReject = null;
+    reject?.(this.failure);
+  }
+
+  /** Forgets held chunks, and lets the socket read on if it was paused for them. */
+  private dropHeld(): void {
+    this.held = null;
+    this.heldBytes = 0;
+    if (this.paused && !this.done) {
+      this.paused = false;
+      this.resumeSocket?.();
+    }
+  }
+
+  private keepText(chunk: Buffer): boolean {
+    this.textSize += chunk.length;
+    if (this.textSize > this.limits.bodyBytes) {
+      // Over the limit: hang up (onError then answers '').
+      this.abort?.(oversized('the upstream answer', this.limits.bodyBytes));
+      return false;
+    }
+    (this.textChunks ??= []).push(chunk);
+    return true;
+  }
+
+  private takeText(): string {
+    const chunks = this.textChunks;
+    this.textChunks = null;
+    if (!chunks) return '';
+    return chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, this.textSize).toString('utf8');
+  }
 }

@@ -63,6 +63,10 @@ export async function startProbeApp(services: Services): Promise<ProbeApp> {
 
   app.post('/v1/__probe/echo', { config: { auth: true } }, async () => ({ ok: true }));
 
+  // A static route under a front-door route's parameter path: Fastify's router prefers it, so the
+  // front door must leave its path to Fastify.
+  app.get('/v1/video/generations/__probe-static', { config: { auth: true } }, async () => ({ probe: 'static' }));
+
   // A route whose model is not in a JSON body (like multipart image edits) counts it itself.
   app.post<{ Querystring: { model: string } }>('/v1/__probe/upload', { config: { auth: true } }, async (request) => {
     await limitModel(request, request.query.model);

@@ -5,7 +5,8 @@ import type { ApiKeyRow, KeysRepo } from '../../src/store/repos/keys.js';
 
 // The authenticator's cache of known keys: a known key is looked up once per TTL, a key unknown to
 // the database is asked about every time (never cached), a revocation or expiry in the database is
-// seen once the TTL has passed, and the cache stays within its size.
+// seen once the TTL has passed, the cache stays within its size, and requests that present a key
+// while it is being looked up share that one lookup (its answer or its failure).
 
 function rowFor(key: string, over: Partial<ApiKeyRow> = {}): ApiKeyRow {
   return {
@@ -90,5 +91,71 @@ describe('Authenticator cache', () => {
     auth.invalidate();
     await auth.resolve(keys[4], 2);
     expect(r.lookups).toBe(before + 1);
+  });
+
+  it('makes one database lookup for requests that present an uncached key at the same time', async () => {
+    const key = generateApiKey();
+    const r = repo([rowFor(key)]);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const find = r.findByHash;
+    r.findByHash = async (hash: string) => {
+      await gate;
+      return find(hash);
+    };
+    const auth = new Authenticator(r as unknown as KeysRepo, 1000);
+    const waiting = Array.from({ length: 20 }, () => auth.resolve(key, 0));
+    open();
+    const found = await Promise.all(waiting);
+    expect(found.map((p) => p?.keyId)).toEqual(Array(20).fill(rowFor(key).id));
+    expect(r.lookups).toBe(1);
+    // Once it is settled, the next miss (after the TTL) asks again.
+    expect((await auth.resolve(key, 1500))?.keyId).toBe(rowFor(key).id);
+    expect(r.lookups).toBe(2);
+  });
+
+  it('shares a failed lookup with its waiters and asks again afterwards', async () => {
+    const key = generateApiKey();
+    const r = repo([rowFor(key)]);
+    const find = r.findByHash;
+    let failNext = true;
+    r.findByHash = async (hash: string) => {
+      if (failNext) {
+        failNext = false;
+        r.lookups++;
+        throw Object.assign(new Error('database down'), { code: 'database_unavailable' });
+      }
+      return find(hash);
+    };
+    const auth = new Authenticator(r as unknown as KeysRepo, 1000);
+    const both = [auth.resolve(key, 0), auth.resolve(key, 0)];
+    for (const p of both) await expect(p).rejects.toThrow('database down');
+    expect(r.lookups).toBe(1);
+    expect((await auth.resolve(key, 1))?.keyId).toBe(rowFor(key).id);
+    expect(r.lookups).toBe(2);
+  });
+
+  it('does not cache what a lookup under way at invalidate() found', async () => {
+    const key = generateApiKey();
+    const r = repo([rowFor(key)]);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const find = r.findByHash;
+    // This lookup reads the row as it is now and answers later.
+    r.findByHash = async (hash: string) => {
+      const row = await find(hash);
+      await gate;
+      return row;
+    };
+    const auth = new Authenticator(r as unknown as KeysRepo, 1000);
+    const first = auth.resolve(key, 0);
+    // Revoked in this process while the lookup runs (the row it reads predates the revoke).
+    auth.invalidate();
+    r.byHash.set(hashApiKey(key), rowFor(key, { revoked_at: 1 }));
+    r.findByHash = find;
+    open();
+    expect((await first)?.keyId).toBe(rowFor(key).id);
+    expect(await auth.resolve(key, 2)).toBeNull();
+    expect(r.lookups).toBe(2);
   });
 });

@@ -499,11 +499,7 @@ describe('SSE reader', () => {
     const text = 'event: a\ndata: {"t":"héllo ✓"}\n\ndata: [DONE]\n\n';
     const bytes = Buffer.from(text);
     const pieces = [bytes.subarray(0, 7), bytes.subarray(7, 26), bytes.subarray(26, 27), bytes.subarray(27)];
-    const reader = new SseReader(
-      (async function* () {
-        for (const p of pieces) yield p;
-      })(),
-    );
+    const reader = new SseReader({ next: async () => pieces.shift() ?? null, cancel: () => undefined, discard: () => undefined });
     const got: { event?: string; data: string }[] = [];
     for (let evs = await reader.next(); evs; evs = await reader.next()) got.push(...evs.map((e) => ({ event: e.event, data: e.data })));
     expect(got).toEqual([

@@ -32,6 +32,19 @@ describe('redact', () => {
     expect(redactDeep(obj)).toEqual({ a: ['x [redacted]'], b: { url: 'https://h.example/v.mp4?sig=abc&key=[redacted]' }, n: 5 });
   });
 
+  it('finds a secret registered later, and one made of regex metacharacters only as written', () => {
+    // redact() looks for every form with one regex first: the forms must be escaped in it, and it is
+    // rebuilt by every registration.
+    const special = 'a.b*c+d?e(f)[g]{h}|i^j$k\\l/m-n';
+    expect(redact(`x ${special} y`)).toBe(`x ${special} y`);
+    registerSecret(special);
+    expect(redact(`x ${special} y`)).toBe('x [redacted] y');
+    expect(redact(`x ${encodeURIComponent(special)} y`)).toBe('x [redacted] y');
+    // What the secret would match as a pattern is not the secret.
+    expect(redact('x aXbbbcdde y')).toBe('x aXbbbcdde y');
+    expect(redact('x mg-abcdefghijk y')).toBe('x mg-abcdefghijk y');
+  });
+
   it('leaves text without secrets unchanged, short secrets unregistered', () => {
     registerSecret('short');
     expect(redact('a short text')).toBe('a short text');
