@@ -1,7 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import type { buildConnector as BuildConnector } from 'undici';
-import { Agent, buildConnector, request, type Dispatcher } from './undici.js';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 
 // The one place that decides whether the gateway may open a connection to an address it was handed
 // (a provider's result URL, a client's image URL, a webhook URL): never to a private, loopback,
@@ -112,8 +111,8 @@ export function guardedLookup(hostname: string, options: object, callback: Looku
  * resolution (the socket connects to exactly the address that was checked).
  */
 export function guardedAgent(opts: { connectTimeoutMs?: number } = {}): Agent {
-  const base = buildConnector({ timeout: opts.connectTimeoutMs ?? 10_000, lookup: guardedLookup } as BuildConnector.BuildOptions);
-  const connect: BuildConnector.connector = (options, callback) => {
+  const base = buildConnector({ timeout: opts.connectTimeoutMs ?? 10_000, lookup: guardedLookup } as buildConnector.BuildOptions);
+  const connect: buildConnector.connector = (options, callback) => {
     const host = options.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) && isNonPublicAddress(host)) return callback(new AddressRefused(host, host), null);
     return base(options, callback);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
-import { Agent, request, util as undiciUtil, type Dispatcher } from './undici.js';
+import { Agent, request, util as undiciUtil, type Dispatcher } from 'undici';
 import { guardedAgent } from './address-guard.js';
 import type { AbortLike } from './abort-like.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';

@@ -1,4 +1,4 @@
-import { errors as undiciErrors } from './undici.js';
+import { errors as undiciErrors } from 'undici';
 
 // `oversized`: an answer (or one stream event) over the gateway's caps; not retried elsewhere, since
 // another channel of the same model would most likely answer the same.

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from '../../upstream/undici.js';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { Config } from '../../config/schema.js';
 import type { TaskRow } from '../../store/repos/tasks.js';
 import { guardedAgent, isHttpUrl } from '../../upstream/address-guard.js';

@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from '../../upstream/undici.js';
+import { Agent, request, type Dispatcher } from 'undici';
 import { randomBase62 } from '../../auth/keys.js';
 import type { Config, WebhooksConfig } from '../../config/schema.js';
 import { redact } from '../../http/redact.js';
