@@ -93,31 +93,7 @@ export class UpstreamClient {
    * the body could not be read whole), for the provider's error mapping (asResponseData()).
    */
   collect(opts: SendOptions & { body?: string | Buffer }): Promise<CollectedAnswer> {
-    const signal = opts.signal;
-    if (signal?.aborted) return Promise.reject(toUpstreamFailure(signal.reason, signal));
-    let target: { origin: string; path: string };
-    try {
-      target = this.targetOf(opts.url);
-    } catch (err) {
-      return Promise.reject(toUpstreamFailure(err, signal));
-    }
-    const dispatchOpts: Dispatcher.DispatchOptions = {
-      origin: target.origin,
-      path: target.path,
-      method: opts.method,
-      headers: opts.headers,
-      body: opts.body,
-      headersTimeout: this.timeouts.firstByteMs,
-      bodyTimeout: this.timeouts.idleMs,
-    };
-    const dispatcher = this.dispatcherFor(opts);
-    return new Promise<CollectedAnswer>((resolve, reject) => {
-      try {
-        dispatcher.dispatch(dispatchOpts, new Collector(this.limits.bodyBytes, signal, resolve, reject));
-      } catch (err) {
-        reject(toUpstreamFailure(err, signal));
-      }
-    });
+    return this.dispatchWith(opts, (resolve, reject) => new Collector(this.limits.bodyBytes, opts.signal, resolve, reject));
   }
 
   /**
@@ -128,6 +104,18 @@ export class UpstreamClient {
    * and failures as send().
    */
   openStream(opts: SendOptions & { body?: string | Buffer }): Promise<UpstreamStream> {
+    return this.dispatchWith(opts, (resolve, reject) => new UpstreamStream(this.limits, opts.signal, resolve, reject));
+  }
+
+  /**
+   * collect() and openStream(): the request dispatched with a handler of theirs, which settles the
+   * promise. A signal already aborted, a URL undici cannot take, or a dispatch that throws fail it
+   * as send() would.
+   */
+  private dispatchWith<T>(
+    opts: SendOptions & { body?: string | Buffer },
+    handler: (resolve: (value: T) => void, reject: (err: UpstreamFailure) => void) => Dispatcher.DispatchHandler,
+  ): Promise<T> {
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(toUpstreamFailure(signal.reason, signal));
     let target: { origin: string; path: string };
@@ -146,10 +134,9 @@ export class UpstreamClient {
       bodyTimeout: this.timeouts.idleMs,
     };
     const dispatcher = this.dispatcherFor(opts);
-    return new Promise<UpstreamStream>((resolve, reject) => {
-      const stream = new UpstreamStream(this.limits, signal, resolve, reject);
+    return new Promise<T>((resolve, reject) => {
       try {
-        dispatcher.dispatch(dispatchOpts, stream);
+        dispatcher.dispatch(dispatchOpts, handler(resolve, reject));
       } catch (err) {
         reject(toUpstreamFailure(err, signal));
       }
