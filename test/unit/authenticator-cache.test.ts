@@ -40,6 +40,19 @@ function repo(rows: ApiKeyRow[]) {
   return fake;
 }
 
+/** Lookups read the row when they are made and answer once the returned function is called. */
+function holdLookups(r: ReturnType<typeof repo>): () => void {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const find = r.findByHash;
+  r.findByHash = async (hash: string) => {
+    const row = await find(hash);
+    await gate;
+    return row;
+  };
+  return open;
+}
+
 describe('Authenticator cache', () => {
   it('looks a known key up once per TTL and serves it from the cache meanwhile', async () => {
     const key = generateApiKey();
@@ -96,13 +109,7 @@ describe('Authenticator cache', () => {
   it('makes one database lookup for requests that present an uncached key at the same time', async () => {
     const key = generateApiKey();
     const r = repo([rowFor(key)]);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const find = r.findByHash;
-    r.findByHash = async (hash: string) => {
-      await gate;
-      return find(hash);
-    };
+    const open = holdLookups(r);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
     const waiting = Array.from({ length: 20 }, () => auth.resolve(key, 0));
     open();
@@ -138,15 +145,8 @@ describe('Authenticator cache', () => {
   it('does not cache what a lookup under way at invalidate() found', async () => {
     const key = generateApiKey();
     const r = repo([rowFor(key)]);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
     const find = r.findByHash;
-    // This lookup reads the row as it is now and answers later.
-    r.findByHash = async (hash: string) => {
-      const row = await find(hash);
-      await gate;
-      return row;
-    };
+    const open = holdLookups(r);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
     const first = auth.resolve(key, 0);
     // Revoked in this process while the lookup runs (the row it reads predates the revoke).
