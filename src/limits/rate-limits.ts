@@ -13,18 +13,18 @@ export interface KeyAdmission {
   slot: Slot | null;
 }
 
-/**
- * The gateway's rate-limit policy: per key, requests per minute and requests in flight; per model,
- * requests per minute across all keys. 0 means unlimited everywhere. A refusal is a GatewayError
- * 429 `rate_limit_exceeded` with Retry-After and X-RateLimit-* headers; it happens before any
- * upstream call or credit reservation, so it costs nothing.
- */
 /** A key's bucket and rpm window ids, made once per Principal (a new one comes with every key cache refresh). */
 interface KeyBuckets {
   bucket: string;
   window: string;
 }
 
+/**
+ * The gateway's rate-limit policy: per key, requests per minute and requests in flight; per model,
+ * requests per minute across all keys. 0 means unlimited everywhere. A refusal is a GatewayError
+ * 429 `rate_limit_exceeded` with Retry-After and X-RateLimit-* headers; it happens before any
+ * upstream call or credit reservation, so it costs nothing.
+ */
 export class RateLimits {
   private readonly keyBuckets = new WeakMap<Principal, KeyBuckets>();
 

@@ -281,15 +281,6 @@ class Collected implements CollectedAnswer {
   }
 }
 
-/** The declared Content-Length among raw response headers (NaN when there is none). */
-function contentLengthOf(rawHeaders: Buffer[]): number {
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name.length === 14 && undiciUtil.headerNameToString(name) === 'content-length') return Number(rawHeaders[i + 1].toString('latin1'));
-  }
-  return NaN;
-}
-
 /** The first value of a response header among raw headers ('' when absent); `name` in lower case. */
 function rawHeader(rawHeaders: Buffer[], name: string): string {
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
@@ -297,6 +288,12 @@ function rawHeader(rawHeaders: Buffer[], name: string): string {
     if (key.length === name.length && undiciUtil.headerNameToString(key) === name) return rawHeaders[i + 1].toString('latin1');
   }
   return '';
+}
+
+/** The declared Content-Length among raw response headers (NaN when there is none). */
+function contentLengthOf(rawHeaders: Buffer[]): number {
+  const declared = rawHeader(rawHeaders, 'content-length');
+  return declared ? Number(declared) : NaN;
 }
 
 /** What a stream's reader may leave unread before the upstream socket is paused (undici's own body stream holds as much). */
@@ -308,10 +305,9 @@ const HELD_BYTES = 64 * 1024;
  * the socket (or, when chunks arrived while nobody asked, all of them at once). Chunks held past
  * HELD_BYTES pause the socket (onData answers false) until the reader asks again, so a reader that
  * waits — for a slow client to drain — stops the upstream too; undici's idle timeout does not run
- * while paused. The
- * client's departure signal aborts the request; cancel() aborts it for the gateway's own reasons;
- * discard() reads whatever is left without keeping it, so a finished answer's keep-alive
- * connection goes back to the pool.
+ * while paused. The client's departure signal aborts the request; cancel() aborts it for the
+ * gateway's own reasons; discard() reads whatever is left without keeping it, so a finished
+ * answer's keep-alive connection goes back to the pool.
  */
 export class UpstreamStream implements Dispatcher.DispatchHandler {
   statusCode = 0;
