@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { oversized } from '../upstream/json.js';
+import type { ChunkSink } from '../upstream/client.js';
 
 // Server-sent events both ways: reading an upstream's stream and writing the client's stream with
 // back-pressure.
@@ -36,6 +37,20 @@ export interface ChunkSource {
   cancel(): void;
   /** Reads the rest of the body without keeping it. */
   discard(): void;
+  /** From now on every chunk goes to `sink` as it arrives (then the end or the failure, once). */
+  pushTo?(sink: ChunkSink): void;
+  /** After pushTo(): the sink takes chunks again, having refused one. */
+  resume?(): void;
+}
+
+/** Where SseReader.pushTo() hands the events. */
+export interface EventSink {
+  /** The events of a chunk (at least one); false: no more until the reader's resume(). */
+  events(events: SseEvent[]): boolean;
+  /** The body ended (its last events, if any, came first). */
+  end(): void;
+  /** The body broke, or an event grew past the limit. */
+  fail(err: unknown): void;
 }
 
 const LF = 10;
@@ -51,9 +66,11 @@ const SPACE = 32;
  * line dispatches an event that had at least one data line (as eventsource-parser and the
  * WHATWG rules do); a byte order mark at the start is dropped. `next()` resolves with the events
  * of the next chunk(s) that held at least one complete event, or null at the end of the body;
- * pulling only on demand lets back-pressure reach the upstream socket.
+ * pulling only on demand lets back-pressure reach the upstream socket. pushTo() hands the events
+ * of every chunk to a sink as the chunk arrives instead (no promise per chunk, for a stream held
+ * open for long), with the same back-pressure: a sink that refuses events pauses the source.
  */
-export class SseReader {
+export class SseReader implements ChunkSink {
   /** Events complete but not yet handed out (null when none). */
   private pending: SseEvent[] | null = null;
   /** The bytes of a line not ended yet, and their count. */
@@ -68,6 +85,7 @@ export class SseReader {
   private afterCR = false;
   private started = false;
   private ended = false;
+  private sink: EventSink | null = null;
 
   /** `maxEventBytes`: an event (or a line) growing past this fails the read as `oversized`. */
   constructor(
@@ -80,12 +98,78 @@ export class SseReader {
     while (!out) {
       if (this.ended) return null;
       const chunk = await this.source.next();
-      if (chunk === null) this.end();
+      if (chunk === null) this.finish();
       else this.feed(chunk);
       out = this.pending;
     }
     this.pending = null;
     return out;
+  }
+
+  /**
+   * From now on the events go to `sink` as their chunks arrive (after next() has resolved: no
+   * event is pending then). A source that cannot push is pulled in a loop.
+   */
+  pushTo(sink: EventSink): void {
+    if (this.ended) return sink.end();
+    this.sink = sink;
+    if (this.source.pushTo) return this.source.pushTo(this);
+    void this.pull(sink);
+  }
+
+  /** After pushTo(): the sink takes events again, having refused some. */
+  resume(): void {
+    if (this.source.resume) this.source.resume();
+    else if (this.sink) void this.pull(this.sink);
+  }
+
+  private async pull(sink: EventSink): Promise<void> {
+    try {
+      for (let events = await this.next(); events; events = await this.next()) if (!sink.events(events) || this.sink !== sink) return;
+    } catch (err) {
+      if (this.sink === sink) this.fail(err);
+      return;
+    }
+    if (this.sink === sink) {
+      this.sink = null;
+      sink.end();
+    }
+  }
+
+  /** ChunkSink: a pushed chunk, parsed; its events go to the sink. */
+  push(chunk: Buffer): boolean {
+    const sink = this.sink;
+    if (!sink) return true;
+    try {
+      this.feed(chunk);
+    } catch (err) {
+      this.sink = null;
+      sink.fail(err);
+      return true;
+    }
+    const events = this.pending;
+    if (!events) return true;
+    this.pending = null;
+    return sink.events(events);
+  }
+
+  /** ChunkSink: the pushed body ended. */
+  end(): void {
+    const sink = this.sink;
+    this.sink = null;
+    if (!sink) return;
+    this.finish();
+    const events = this.pending;
+    this.pending = null;
+    if (events) sink.events(events);
+    sink.end();
+  }
+
+  /** ChunkSink: the pushed body broke. */
+  fail(err: unknown): void {
+    const sink = this.sink;
+    this.sink = null;
+    sink?.fail(err);
   }
 
   /** Parses one chunk of the body; complete events go to `pending`. */
@@ -134,7 +218,7 @@ export class SseReader {
   }
 
   /** The body ended: a last line without its break, and a last event without its blank line, still count. */
-  private end(): void {
+  private finish(): void {
     const parts = this.parts;
     if (parts) {
       const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, this.partBytes);
@@ -188,7 +272,10 @@ export class SseReader {
    */
   private measure(): void {
     if (this.partBytes + this.eventBytes > this.maxEventBytes) {
-      this.cancel();
+      // Stopped as cancel() would, the sink (if any) kept: it hears of the failure.
+      this.ended = true;
+      this.parts = null;
+      this.source.cancel();
       throw oversized('an upstream stream event', this.maxEventBytes);
     }
   }
@@ -196,6 +283,7 @@ export class SseReader {
   /** Stops reading; the upstream request is aborted so its socket is not left half-read. */
   cancel(): void {
     this.ended = true;
+    this.sink = null;
     this.parts = null;
     this.source.cancel();
   }
@@ -203,6 +291,7 @@ export class SseReader {
   /** Reads the rest of the body without keeping it, so its keep-alive connection can be reused. */
   discard(): void {
     this.ended = true;
+    this.sink = null;
     this.source.discard();
   }
 }

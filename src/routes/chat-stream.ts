@@ -4,7 +4,8 @@ import type { ExchangeReply } from './exchange.js';
 import type { DepartureSignal } from '../http/departure.js';
 import { streamErrorFrame } from '../formats/index.js';
 import { redact } from '../http/redact.js';
-import { SseWriter } from '../formats/sse.js';
+import { SseWriter, type EventSink, type SseEvent, type SseReader } from '../formats/sse.js';
+import type { StreamTranslator } from '../formats/chat-stream.js';
 import type { OpenedStream } from '../relay/chat.js';
 import { failureToGatewayError } from '../relay/relay.js';
 import { CLIENT_CLOSED } from '../relay/metered.js';
@@ -18,11 +19,13 @@ export interface StreamOutcome {
 }
 
 /**
- * Sends an opened upstream stream to the client as its events arrive. Nothing is buffered beyond
- * one network chunk: when the client's socket is full the loop waits for 'drain' before reading
- * the upstream again, so back-pressure reaches the upstream socket. An upstream that breaks ends
- * the client's stream with an error event in the client's format; a client that leaves aborts the
- * upstream (the caller's AbortSignal) and the loop stops.
+ * Sends an opened upstream stream to the client as its events arrive: each chunk's events are
+ * translated and written from the upstream's own data callback (EventRelay), with no promise or
+ * suspended frame per chunk while a stream is held open. Nothing is buffered beyond one network
+ * chunk: when the client's socket is full the upstream is paused until 'drain', so back-pressure
+ * reaches the upstream socket. An upstream that breaks ends the client's stream with an error event
+ * in the client's format; a client that leaves aborts the upstream (the caller's AbortSignal) and
+ * the relay stops.
  */
 export async function pipeChatStream(
   reply: ExchangeReply,
@@ -45,21 +48,10 @@ export async function pipeChatStream(
   let failure: UpstreamFailure | null = null;
   try {
     res.writeHead(200, headers);
-    let ready = writer.write(opened.first);
-    while (!translator.complete) {
-      if (!ready) await writer.drain();
-      if (writer.closed || signal.aborted) break;
-      const events = await reader.next();
-      if (events === null) {
-        const tail = translator.end();
-        if (tail === null) failure = new UpstreamFailure('malformed', 'the upstream stream ended before the answer was complete');
-        else if (tail) writer.write(tail);
-        break;
-      }
-      let out = '';
-      for (const ev of events) out += translator.push(ev);
-      if (out) ready = writer.write(out);
-    }
+    const ready = writer.write(opened.first);
+    // Sent: not kept for as long as the stream is held.
+    opened.first = '';
+    if (!translator.complete) failure = await new Promise<UpstreamFailure | null>((settle) => new EventRelay(writer, reader, translator, signal, settle).start(ready));
   } catch (err) {
     failure = toUpstreamFailure(err, signal);
   }
@@ -82,4 +74,76 @@ export async function pipeChatStream(
   // its keep-alive connection serves the next request instead of being torn down.
   reader.discard();
   return { status: 200, failure: null };
+}
+
+/**
+ * Writes the events of each upstream chunk as the chunk arrives, until the answer is complete, the
+ * upstream ends or breaks, or the client is gone; then settles once with the upstream's failure
+ * (null otherwise: the caller tells a finished answer from a client that left). When the client's
+ * socket is full, the upstream waits for 'drain' (or the client's leaving) before it is read again.
+ */
+class EventRelay implements EventSink {
+  private settled = false;
+
+  constructor(
+    private readonly writer: SseWriter,
+    private readonly reader: SseReader,
+    private readonly translator: StreamTranslator,
+    private readonly signal: DepartureSignal,
+    private readonly settle: (failure: UpstreamFailure | null) => void,
+  ) {}
+
+  /** `ready`: whether the client's socket takes more now (false: read on after 'drain'). */
+  start(ready: boolean): void {
+    if (ready) this.reader.pushTo(this);
+    else void this.writer.drain().then(() => this.gone() || this.reader.pushTo(this));
+  }
+
+  events(events: SseEvent[]): boolean {
+    if (this.settled || this.gone()) return true;
+    let out = '';
+    try {
+      for (const ev of events) out += this.translator.push(ev);
+    } catch (err) {
+      this.done(toUpstreamFailure(err, this.signal));
+      return true;
+    }
+    const ready = out ? this.writer.write(out) : true;
+    if (this.translator.complete) this.done(null);
+    else if (!ready) {
+      void this.writer.drain().then(() => this.gone() || this.reader.resume());
+      return false;
+    }
+    return true;
+  }
+
+  end(): void {
+    if (this.settled || this.gone()) return;
+    let tail: string | null;
+    try {
+      tail = this.translator.end();
+    } catch (err) {
+      return this.done(toUpstreamFailure(err, this.signal));
+    }
+    if (tail === null) return this.done(new UpstreamFailure('malformed', 'the upstream stream ended before the answer was complete'));
+    if (tail) this.writer.write(tail);
+    this.done(null);
+  }
+
+  fail(err: unknown): void {
+    if (!this.settled) this.done(toUpstreamFailure(err, this.signal));
+  }
+
+  /** The client left (or was already gone): settled without a failure, the caller sees why. */
+  private gone(): boolean {
+    if (this.settled) return true;
+    if (!this.writer.closed && !this.signal.aborted) return false;
+    this.done(null);
+    return true;
+  }
+
+  private done(failure: UpstreamFailure | null): void {
+    this.settled = true;
+    this.settle(failure);
+  }
 }

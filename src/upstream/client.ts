@@ -296,6 +296,16 @@ function contentLengthOf(rawHeaders: Buffer[]): number {
   return declared ? Number(declared) : NaN;
 }
 
+/** Where UpstreamStream.pushTo() delivers the body (SseReader is one). */
+export interface ChunkSink {
+  /** A chunk of the body; false: no more until the stream's resume(). */
+  push(chunk: Buffer): boolean;
+  /** The body ended. */
+  end(): void;
+  /** The body broke. */
+  fail(err: unknown): void;
+}
+
 /** What a stream's reader may leave unread before the upstream socket is paused (undici's own body stream holds as much). */
 const HELD_BYTES = 64 * 1024;
 
@@ -305,9 +315,11 @@ const HELD_BYTES = 64 * 1024;
  * the socket (or, when chunks arrived while nobody asked, all of them at once). Chunks held past
  * HELD_BYTES pause the socket (onData answers false) until the reader asks again, so a reader that
  * waits — for a slow client to drain — stops the upstream too; undici's idle timeout does not run
- * while paused. The client's departure signal aborts the request; cancel() aborts it for the
- * gateway's own reasons; discard() reads whatever is left without keeping it, so a finished
- * answer's keep-alive connection goes back to the pool.
+ * while paused. Or, after pushTo(), the chunks go to a sink as they arrive (no promise per chunk);
+ * a sink that cannot take more pauses the socket until its resume(). The client's departure
+ * signal aborts the request; cancel() aborts it for the gateway's own reasons; discard() reads
+ * whatever is left without keeping it, so a finished answer's keep-alive connection goes back to
+ * the pool.
  */
 export class UpstreamStream implements Dispatcher.DispatchHandler {
   statusCode = 0;
@@ -329,8 +341,11 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
   /** The body ended (`failure` null) or broke. */
   private done = false;
   private failure: UpstreamFailure | null = null;
-  /** 'read': next() pulls; 'text': gathering the rest for text(); 'drop': discard() or cancel(). */
-  private mode: 'read' | 'text' | 'drop' = 'read';
+  /** 'read': next() pulls; 'push': to `sink`; 'text': gathering the rest for text(); 'drop': discard() or cancel(). */
+  private mode: 'read' | 'push' | 'text' | 'drop' = 'read';
+  private sink: ChunkSink | null = null;
+  /** Push: the sink refused a chunk; what comes meanwhile is held (the socket paused) until resume(). */
+  private stalled = false;
   private textChunks: Buffer[] | null = null;
   private textSize = 0;
   private textDone: ((text: string) => void) | null = null;
@@ -390,16 +405,60 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * From now on the body goes to `sink` as it arrives: first what is held, then every chunk as it
+   * comes off the socket, then the end or the failure (once). A chunk the sink refuses (data()
+   * answered false) pauses the socket until resume(); the end or failure waits for it too.
+   */
+  pushTo(sink: ChunkSink): void {
+    if (this.mode !== 'read') return;
+    this.mode = 'push';
+    this.sink = sink;
+    this.stalled = true;
+    this.resume();
+  }
+
+  /** Push: the sink takes chunks again (what was held goes first, then the socket reads on). */
+  resume(): void {
+    const sink = this.sink;
+    if (this.mode !== 'push' || !this.stalled || !sink) return;
+    this.stalled = false;
+    const held = this.held;
+    if (held) {
+      const chunk = held.length === 1 ? held[0] : Buffer.concat(held, this.heldBytes);
+      this.held = null;
+      this.heldBytes = 0;
+      const more = sink.push(chunk);
+      if (this.mode !== 'push') return;
+      if (!more) {
+        this.stalled = true;
+        return;
+      }
+    }
+    if (this.done) {
+      this.sink = null;
+      if (this.failure) sink.fail(this.failure);
+      else sink.end();
+      return;
+    }
+    if (this.paused) {
+      this.paused = false;
+      this.resumeSocket?.();
+    }
+  }
+
   /** Reads the rest of the body without keeping it (the connection can then be reused). */
   discard(): void {
     if (this.mode === 'drop') return;
     this.mode = 'drop';
+    this.sink = null;
     this.dropHeld();
   }
 
   /** Stops the answer: the request is aborted (its connection closed) unless it already ended. */
   cancel(): void {
     this.mode = 'drop';
+    this.sink = null;
     this.held = null;
     this.heldBytes = 0;
     if (this.done) return;
@@ -428,6 +487,12 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
   onData(chunk: Buffer): boolean {
     if (this.mode === 'drop') return true;
     if (this.mode === 'text') return this.keepText(chunk);
+    if (this.mode === 'push' && !this.stalled) {
+      if (this.sink!.push(chunk) || this.mode !== 'push') return true;
+      this.stalled = true;
+      this.paused = true;
+      return false;
+    }
     const resolve = this.waitResolve;
     if (resolve) {
       this.waitResolve = this.waitReject = null;
@@ -436,6 +501,10 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     }
     (this.held ??= []).push(chunk);
     this.heldBytes += chunk.length;
+    if (this.stalled) {
+      this.paused = true;
+      return false;
+    }
     // Holding a little keeps pauses rare: undici's pause leaves the socket reading into its own
     // buffer, and every resume re-reads that buffer whole.
     if (this.heldBytes < HELD_BYTES) return true;
@@ -447,6 +516,7 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.done = true;
     if (this.mode === 'text') return this.textDone?.(this.takeText());
+    if (this.mode === 'push') return this.settleSink();
     const resolve = this.waitResolve;
     this.waitResolve = this.waitReject = null;
     resolve?.(null);
@@ -466,9 +536,19 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
       return this.textDone?.('');
     }
     this.failure = toUpstreamFailure(err, this.signal);
+    if (this.mode === 'push') return this.settleSink();
     const reject = this.waitReject;
     this.waitResolve = this.waitReject = null;
     reject?.(this.failure);
+  }
+
+  /** Push: the body ended or broke; the sink hears of it now, or (stalled) on resume(). */
+  private settleSink(): void {
+    const sink = this.sink;
+    if (this.stalled || !sink) return;
+    this.sink = null;
+    if (this.failure) sink.fail(this.failure);
+    else sink.end();
   }
 
   /** Forgets held chunks, and lets the socket read on if it was paused for them. */

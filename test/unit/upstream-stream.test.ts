@@ -80,6 +80,40 @@ describe('SseReader', () => {
     const many = pieces(Array.from({ length: 50 }, (_, i) => `data: event number ${i}\n\n`));
     expect(await all(new SseReader(many, 100))).toHaveLength(50);
   });
+
+  it('pushTo() hands a pulled source\'s events to a sink; a sink that refuses gets nothing more until resume(), then the rest and the end', async () => {
+    const got: string[] = [];
+    let refuse = true;
+    let ended = false;
+    const reader = new SseReader(pieces(['data: a\n\n', 'data: b\n\ndata: c\n\n', 'data: d']));
+    reader.pushTo({
+      events: (evs) => {
+        got.push(...evs.map((e) => e.data));
+        const take = !refuse;
+        refuse = false;
+        return take;
+      },
+      end: () => void (ended = true),
+      fail: (err) => {
+        throw err;
+      },
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(got).toEqual(['a']);
+    reader.resume();
+    await vi.waitFor(() => expect(ended).toBe(true));
+    expect(got).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('pushTo() fails the sink, once, when an event grows past the cap, and stops the source', async () => {
+    const line = pieces(['data: ', 'x'.repeat(60), 'x'.repeat(60), 'x\n\n']);
+    const failures: unknown[] = [];
+    new SseReader(line, 100).pushTo({ events: () => true, end: () => failures.push('end'), fail: (err) => failures.push(err) });
+    await vi.waitFor(() => expect(line.cancelled).toBe(true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(failures).toHaveLength(1);
+    expect((failures[0] as UpstreamFailure).kind).toBe('oversized');
+  });
 });
 
 describe('UpstreamClient.openStream', () => {
@@ -178,6 +212,53 @@ describe('UpstreamClient.openStream', () => {
     for (let c = await s.next(); c; c = await s.next()) got += c.length;
     expect(got).toBe(BIG_TOTAL);
   }, 60_000);
+
+  it('pushTo(): chunks go to the sink as they arrive; one it refuses pauses the socket until resume(), then everything and the end arrive', async () => {
+    big.written = 0;
+    big.waiting = false;
+    const s = await open('/big');
+    let got = 0;
+    let refused = 0;
+    let ended = false;
+    let take = false;
+    s.pushTo({
+      push: (chunk) => {
+        got += chunk.length;
+        if (take) return true;
+        refused++;
+        return false;
+      },
+      end: () => void (ended = true),
+      fail: (err) => {
+        throw err;
+      },
+    });
+    await vi.waitFor(() => expect(big.waiting).toBe(true), { timeout: 20_000 });
+    for (let i = 0; i < 20; i++) {
+      expect(big.waiting).toBe(true);
+      expect(big.written).toBeLessThan(BIG_TOTAL / 2);
+      expect(refused).toBe(1);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    take = true;
+    s.resume();
+    await vi.waitFor(() => expect(ended).toBe(true), { timeout: 20_000 });
+    expect(got).toBe(BIG_TOTAL);
+  }, 60_000);
+
+  it('pushTo(): the events of a real stream, then its end; a body that goes quiet fails the sink as a timeout', async () => {
+    const data: string[] = [];
+    const r = new SseReader(await open('/sse'));
+    expect((await r.next())?.[0].data).toBe('{"n":1}');
+    await new Promise<void>((resolve, reject) => r.pushTo({ events: (evs) => data.push(...evs.map((e) => e.data)) > 0, end: resolve, fail: reject }));
+    expect(data).toEqual(['{"n":2}', '[DONE]']);
+
+    const quiet = new SseReader(await open('/stalls'));
+    expect((await quiet.next())?.[0].data).toBe('{"n":1}');
+    const err = await new Promise((resolve) => quiet.pushTo({ events: () => true, end: () => resolve('end'), fail: resolve }));
+    expect(err).toBeInstanceOf(UpstreamFailure);
+    expect((err as UpstreamFailure).kind).toBe('timeout');
+  });
 
   it('hands an error status over with its body and headers', async () => {
     const s = await open('/busy');
