@@ -5,6 +5,7 @@ import { whenClosed, type Departing } from '../http/departure.js';
 import type { KeyAdmission, RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
 import { LEDGER_ENDPOINTS, markUsageRecorded } from './usage-backstop.js';
+import type { Slot } from './limit-store.js';
 
 export interface LimitContext {
   limits: RateLimits;
@@ -47,8 +48,7 @@ export function admitKeyLimits(
   if (!p || (p.concurrency <= 0 && p.rpm <= 0)) return done();
   const admit = (admission: KeyAdmission) => {
     // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
-    const slot = admission.slot;
-    if (slot) whenClosed(request, () => slot.release());
+    if (admission.slot) releaseOnClose(request, admission.slot);
     for (const k in admission.headers) setHeader(k, admission.headers[k]);
     done();
   };
@@ -64,6 +64,14 @@ export function admitKeyLimits(
   }
   if (admission instanceof Promise) admission.then(admit, refuse);
   else admit(admission);
+}
+
+/**
+ * The slot freed when the response closes. A function of its own: the closure kept for as long as
+ * the response is open (all of a held stream) holds the slot and nothing of the admission.
+ */
+function releaseOnClose(request: Departing, slot: Slot): void {
+  whenClosed(request, () => slot.release());
 }
 
 /** Whether a parsed JSON body names a model whose rpm is limited (then limitModelIn must run). */

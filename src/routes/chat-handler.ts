@@ -112,25 +112,27 @@ export function chatHandler<Req extends ExchangeRequest = FastifyRequest>(servic
         services,
         metered,
         (t) => chat.open(call, t),
-        async (opened, { channel }) => {
+        // Not an async function: nothing of it stays suspended while the stream is held, only the
+        // continuation below.
+        (opened, { channel }) => {
           const store = spec.finished;
-          const final = () => opened.translator.final?.() as Record<string, unknown> | undefined;
           const beforeEnd = store
             ? async () => {
-                const answer = final();
+                const answer = opened.translator.final?.() as Record<string, unknown> | undefined;
                 if (answer) await store(request, call, answer).catch((err: Error) => request.log.error({ err: err.message }, 'storing a streamed answer failed'));
               }
             : undefined;
-          const outcome = await pipeChatStream(reply, client, opened, signal, beforeEnd);
-          if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
-          if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
-          const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
-          return {
-            value: reply,
-            ...charge(outcome.status, used.input, used.output),
-            // The answer is out: a failing settle can only be logged now.
-            settleFailed: (err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'),
-          };
+          return pipeChatStream(reply, client, opened, signal, beforeEnd).then((outcome) => {
+            if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
+            if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
+            const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
+            return {
+              value: reply,
+              ...charge(outcome.status, used.input, used.output),
+              // The answer is out: a failing settle can only be logged now.
+              settleFailed: (err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'),
+            };
+          });
         },
         runOptions,
       );

@@ -27,7 +27,7 @@ export interface StreamOutcome {
  * in the client's format; a client that leaves aborts the upstream (the caller's AbortSignal) and
  * the relay stops.
  */
-export async function pipeChatStream(
+export function pipeChatStream(
   reply: ExchangeReply,
   client: ChatFormat,
   opened: OpenedStream,
@@ -45,17 +45,31 @@ export async function pipeChatStream(
   delete headers['content-length'];
   const writer = new SseWriter(res);
   const { reader, translator } = opened;
-  let failure: UpstreamFailure | null = null;
+  // Not an async function: while the stream is held only the relay and the continuation below are
+  // kept, no suspended frame.
+  let relayed: Promise<UpstreamFailure | null>;
   try {
     res.writeHead(200, headers);
     const ready = writer.write(opened.first);
     // Sent: not kept for as long as the stream is held.
     opened.first = '';
-    if (!translator.complete) failure = await new Promise<UpstreamFailure | null>((settle) => new EventRelay(writer, reader, translator, signal, settle).start(ready));
+    relayed = translator.complete ? Promise.resolve(null) : new Promise((settle) => new EventRelay(writer, reader, translator, signal, settle).start(ready));
   } catch (err) {
-    failure = toUpstreamFailure(err, signal);
+    relayed = Promise.resolve(toUpstreamFailure(err, signal));
   }
+  const finish = (failure: UpstreamFailure | null) => endChatStream(writer, client, opened, signal, failure, beforeEnd);
+  return relayed.then(finish, (err: unknown) => finish(toUpstreamFailure(err, signal)));
+}
 
+/** The end of a relayed stream: the outcome for the ledger, the error event of a broken upstream, the upstream let go. */
+async function endChatStream(
+  writer: SseWriter,
+  client: ChatFormat,
+  { reader, translator }: OpenedStream,
+  signal: DepartureSignal,
+  failure: UpstreamFailure | null,
+  beforeEnd?: () => Promise<void>,
+): Promise<StreamOutcome> {
   const clientGone = signal.aborted || (writer.closed && !translator.complete);
   if (clientGone || (failure && failure.kind === 'aborted')) {
     writer.end();
