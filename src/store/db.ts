@@ -149,6 +149,66 @@ class WriterTurns {
   }
 }
 
+/**
+ * The query-only connection's reads (a client's task read), synchronous. Reads made in the same
+ * turn of the event loop share one read transaction: opening and closing a snapshot (the WAL's
+ * read lock, the file's shared lock, the check of the WAL index) costs more than the row itself.
+ * The snapshot ends at the end of the turn (setImmediate) and before the next read once this
+ * process wrote anything since it began (`writes()` moved): an answer sent after a commit — a
+ * created task, a status move — is never followed by a read that misses it. Another process's
+ * commit (the CLI) is seen from the next turn on, as it would be by a read made a moment earlier.
+ */
+function groupedReads(conn: SqliteConnection, writes: () => number): (sqlText: string) => RawRead {
+  const begin = conn.prepare('BEGIN');
+  const commit = conn.prepare('COMMIT');
+  // writes() when the open snapshot began; -1: none open.
+  let since = -1;
+  let scheduled = false;
+  const close = () => {
+    since = -1;
+    if (!conn.open || !conn.inTransaction) return;
+    try {
+      commit.run();
+    } catch {
+      // A read transaction's COMMIT does not fail; should it, the connection is closed below or
+      // the next read reports what is wrong with the file.
+      if (conn.inTransaction) conn.exec('ROLLBACK');
+    }
+  };
+  const endOfTurn = () => {
+    scheduled = false;
+    try {
+      close();
+    } catch {
+      // Nothing to answer here; the next read starts with its own check.
+    }
+  };
+  return (sqlText: string) => {
+    const stmt = conn.prepare(sqlText).raw(true);
+    return (...params: unknown[]) => {
+      try {
+        if (since >= 0 && since !== writes()) close();
+        if (since < 0) {
+          if (!conn.inTransaction) begin.run();
+          since = writes();
+          if (!scheduled) {
+            scheduled = true;
+            setImmediate(endOfTurn);
+          }
+        }
+        return stmt.get(...params) as unknown[] | undefined;
+      } catch (err) {
+        try {
+          close();
+        } catch {
+          // The read's own error is the one to report.
+        }
+        throw asUnavailable(err);
+      }
+    };
+  };
+}
+
 /** A statement that cannot write: a built SELECT, or raw SQL that starts with SELECT. */
 function isRead(q: CompiledQuery): boolean {
   return q.query.kind === 'SelectQueryNode' || (q.query.kind === 'RawNode' && /^\s*select\b/i.test(q.sql));
@@ -186,6 +246,15 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   let reader: SqliteConnection | null = null;
   const busyMs = Math.max(0, Math.floor(timeouts.busy_timeout_ms));
   const turns = new WriterTurns();
+  // Writes this process made on SQLite (its connection's statements, the worker's batches).
+  let writes = 0;
+  const countedWrite = <R>(run: () => Promise<R>): Promise<R> => {
+    try {
+      return run();
+    } finally {
+      writes++;
+    }
+  };
   if (dialect === 'sqlite') {
     const { default: BetterSqlite } = await import('better-sqlite3');
     if (target !== ':memory:') mkdirSync(dirname(target), { recursive: true });
@@ -201,7 +270,12 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
       worker = startSqliteWorker(target, { checkpointMs: checkpoints ? 1000 : 0, busyMs, onError: (m) => process.stderr.write(`mediagate: ${m}\n`) });
     }
     // Integers above 2^53 never occur in our columns (ms timestamps, micro-dollars).
-    db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) }), worker ? turns.hooks : undefined) });
+    // Every write statement of the gateway's connection (a COMMIT too) is counted once it ran: the
+    // reader's shared snapshot (groupedReads) then ends before the next read.
+    const hooks: TransactionHooks | undefined = worker
+      ? { ...turns.hooks, statement: (q, run) => turns.statement(q, isRead(q) ? run : () => countedWrite(run)) }
+      : undefined;
+    db = new Kysely<Database>({ dialect: guardedDialect(new SqliteDialect({ database: withStatementCache(conn) }), hooks) });
     if (opts.migrate !== false) await migrateToLatest(db, dialect);
     if (target !== ':memory:') {
       reader = new BetterSqlite(target);
@@ -259,26 +333,21 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const writeBatch = (batch: readonly BatchStatement[]): Promise<void> => {
     if (!batch.length) return Promise.resolve();
     if (!bg?.alive) return onConnection(batch);
-    return turns.batch(() => bg.run(batch)).catch((err: unknown) => {
-      throw asUnavailable(err);
-    });
+    // Counted before the caller goes on (the worker committed on a connection of its own).
+    return turns.batch(() => bg.run(batch)).then(
+      () => {
+        writes++;
+      },
+      (err: unknown) => {
+        writes++;
+        throw asUnavailable(err);
+      },
+    );
   };
-  const readConn = reader;
   return {
     db,
     dialect,
-    readRaw: readConn
-      ? (sqlText: string) => {
-          const stmt = readConn.prepare(sqlText).raw(true);
-          return (...params: unknown[]) => {
-            try {
-              return stmt.get(...params) as unknown[] | undefined;
-            } catch (err) {
-              throw asUnavailable(err);
-            }
-          };
-        }
-      : null,
+    readRaw: reader ? groupedReads(reader, () => writes) : null,
     withoutLockWait,
     writeBatch,
     async ping() {
@@ -300,7 +369,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
       }
     },
     async close() {
-      readConn?.close();
+      reader?.close();
       await db.destroy();
       await worker?.stop();
     },

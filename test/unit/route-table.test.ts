@@ -36,9 +36,20 @@ describe('route table', () => {
 });
 
 describe('JSON depth guard', () => {
-  it('measures depth without recursion, arrays and objects alike', () => {
+  it('measures depth without overflowing the stack, arrays and objects alike', () => {
     const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
     expect(depthExceeds(deep, 64)).toBe(true);
+    const deepObject = JSON.parse('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000));
+    expect(depthExceeds(deepObject, 64)).toBe(true);
+    // Exactly at the limit passes, one level more does not (the root is level 1).
+    const levels = (n: number) => JSON.parse('{"a":['.repeat(n / 2) + ']}'.repeat(n / 2));
+    expect(depthExceeds(levels(64), 64)).toBe(false);
+    expect(depthExceeds(levels(66), 64)).toBe(true);
+    expect(depthExceeds(JSON.parse('['.repeat(64) + ']'.repeat(64)), 64)).toBe(false);
+    expect(depthExceeds(JSON.parse('['.repeat(65) + ']'.repeat(65)), 64)).toBe(true);
+    // A deep branch after shallow siblings is found.
+    expect(depthExceeds({ a: 1, b: [1, 'x', null], c: { d: [[[{}]]] } }, 6)).toBe(false);
+    expect(depthExceeds({ a: 1, b: [1, 'x', null], c: { d: [[[{ e: [] }]]] } }, 6)).toBe(true);
     expect(depthExceeds({ a: [{ b: [1, 2, { c: 'x' }] }] }, 5)).toBe(false);
     expect(depthExceeds({ a: [{ b: [1, 2, { c: {} }] }] }, 5)).toBe(true);
   });
