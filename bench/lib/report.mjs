@@ -155,6 +155,13 @@ export function renderMarkdown(r) {
       );
     }
     L.push('');
+    const perRound = Object.entries(held).filter(([, h]) => h.rounds?.length > 1);
+    if (perRound.length) {
+      L.push(
+        `Opening bursts: ${s.rounds} rounds, the targets taking turns; time to first token from each target's best round, streams held and failures over all rounds, peak RSS from the first (the burst in a fresh process). Rounds (TTFT p99 ms while opening / peak RSS MB): ${perRound.map(([name, h]) => `${name} ${h.rounds.map((x) => f1(x.ttftP99Ms)).join(', ')} / ${h.rounds.map((x) => f1(x.peakRssMb)).join(', ')}`).join('; ')}.`,
+      );
+      L.push('');
+    }
     const v = m.portkeyAsInstalledStream;
     L.push(`\\* Portkey streams run in a second Portkey process with Node's own \`Response\` restored (see "Portkey: two things to know" in docs/benchmarks.md). As npm installs it, a streamed request ${v ? (v.ok ? 'succeeded in this run' : `answered ${v.status} \`${v.body.replace(/\|/g, '\\|')}\``) : 'was not tried'}.`);
     L.push('');
