@@ -26,7 +26,7 @@ export async function streamsPhase(ctx) {
   // from the connection pool the first left idle: docs/benchmarks.md, "Memory"), every round's in
   // `rounds`.
   const rounds = {};
-  for (let round = 0; round < (P.streams.rounds ?? 1); round++) {
+  for (let pass = 0; pass < (P.streams.rounds ?? 1); pass++) {
     for (const [name, t] of Object.entries(streamTargets)) {
       (rounds[name] ??= []).push(await heldRound(ctx, pids[name], t));
       // Let closed sockets drain before the next proxy's turn.
