@@ -262,11 +262,16 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
     // Credit: every task settled exactly once, at its exact cost.
     let cost = 0;
     for (const rec of finished.values()) cost += videoCostMicros(SIMULATOR_MODELS['sim-video'], { unit: 'tokens', units: Number(rec.data.usage.total_tokens) });
-    const balance = await store.db.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirstOrThrow();
-    expect(Number(balance.credit_micros)).toBe(credit - cost);
-    const reservations = await store.db.selectFrom('reservations').select(['state', 'charged_micros']).where('key_id', '=', keyId).execute();
+    // A reader sees SUCCESS as soon as the poller moved the task; the poller closes the hold right
+    // after, in its own transaction: wait for every hold to be closed, then check how.
+    const reservations = await eventually(async () => {
+      const rows = await store.db.selectFrom('reservations').select(['state', 'charged_micros']).where('key_id', '=', keyId).execute();
+      return rows.length === created.size && rows.every((r) => r.state !== 'held') ? rows : undefined;
+    }, 10_000, 'every credit hold closed');
     expect(reservations).toHaveLength(created.size);
     expect(reservations.every((r) => r.state === 'settled')).toBe(true);
+    const balance = await store.db.selectFrom('api_keys').select('credit_micros').where('id', '=', keyId).executeTakeFirstOrThrow();
+    expect(Number(balance.credit_micros)).toBe(credit - cost);
     expect(reservations.reduce((t, r) => t + Number(r.charged_micros), 0)).toBe(cost);
     const settles = await eventually(async () => {
       const rows = await store.db.selectFrom('usage').select(['cost_micros']).where('key_id', '=', keyId).where('endpoint', '=', 'video.settle').execute();
