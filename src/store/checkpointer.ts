@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 // thread only (Linux, where a thread has an id of its own that setpriority() takes). Its work is
 // never waited for by a request, but a batch takes a millisecond or more of CPU several times a
 // second, and on a machine with few cores that time was taken from the processes a request passes
-// through: niced, chat requests one at a time added 0.05–0.13 ms less at p99 (four runs side by
+// through: niced, chat requests one at a time added 0.05–0.17 ms less at p99 (six runs side by
 // side, 0.63–0.96 ms against 0.70–1.08). Ten steps nicer, the thread still gets about a tenth of a
 // core it shares with one busy process: more than twice what the ledger needs at full load (about
 // 4% of a core at 12,000 rows/s).
