@@ -28,7 +28,11 @@ function threadNice(): Map<number, number> {
   return out;
 }
 
-describe.skipIf(testDialect() !== 'sqlite' || !existsSync('/proc/thread-self'))('the SQLite background worker\'s CPU priority', () => {
+const onLinux = existsSync('/proc/thread-self');
+// Niceness tops out at 19: a process already that nice has no lower priority to give its worker.
+const alreadyNicest = onLinux && threadNice().get(process.pid) === 19;
+
+describe.skipIf(testDialect() !== 'sqlite' || !onLinux || alreadyNicest)('the SQLite background worker\'s CPU priority', () => {
   let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
   let store: Store | null = null;
 
@@ -43,13 +47,14 @@ describe.skipIf(testDialect() !== 'sqlite' || !existsSync('/proc/thread-self'))(
   it('the worker\'s thread, and only it, runs at the background niceness; its batches still commit', async () => {
     expect(BACKGROUND_NICE).toBeGreaterThan(0);
     const before = threadNice();
-    const processNice = before.get(process.pid);
-    expect(processNice).toBeDefined();
-    expect([...before.values()].filter((n) => n === BACKGROUND_NICE + processNice!)).toHaveLength(0);
+    const processNice = before.get(process.pid)!;
+    expect(processNice).toBeTypeOf('number');
+    const expected = Math.min(19, processNice + BACKGROUND_NICE);
+    expect([...before.values()].filter((n) => n === expected)).toHaveLength(0);
 
     store = await openStore(db.url);
     const niced = await eventually(() => {
-      const found = [...threadNice()].filter(([tid, n]) => !before.has(tid) && n === BACKGROUND_NICE + processNice!);
+      const found = [...threadNice()].filter(([tid, n]) => !before.has(tid) && n === expected);
       return found.length ? found : null;
     }, 15_000, 'a new thread at the background niceness');
     expect(niced).toHaveLength(1);
@@ -58,7 +63,7 @@ describe.skipIf(testDialect() !== 'sqlite' || !existsSync('/proc/thread-self'))(
     for (const [tid, n] of before) if (now.has(tid)) expect(n).toBe(now.get(tid));
     expect(now.get(process.pid)).toBe(processNice);
 
-    // The niced thread is the one that writes the ledger's batches.
+    // Batches still commit.
     const key = await new KeysRepo(store.db).create({ name: 't', keyHash: 'h-nice', keyPrefix: 'mg-n', creditMicros: null });
     const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
     await usage.insertMany([{ key_id: key.id, model: 'm', channel: 'c', endpoint: 'chat', status: 200, input_units: 1, output_units: 2, cost_micros: 3, overage_micros: 0, latency_ms: 1, created_at: 1 }]);
