@@ -31,7 +31,7 @@ if (workerData.nice > 0) {
     const os = require('node:os');
     if (tid > 0) os.setPriority(tid, Math.min(19, os.getPriority(tid) + workerData.nice));
   } catch {
-    // No per-thread id (not Linux): the thread keeps the process's priority.
+    // No per-thread id (not Linux), or the kernel refused the change: the thread keeps the process's priority.
   }
 }
 const Database = require(workerData.driver);
