@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MAIN } from './helpers/gateway-process.js';
+import { dirname } from 'node:path';
 
 // The gateway process runs without V8's allocation-site pretenuring (src/v8-tuning.ts, loaded
 // first by dist/main.js): a decision to allocate a hot site's objects in the old generation is
@@ -42,5 +43,28 @@ describe('V8 settings of the gateway process', () => {
     const gateway = tenureDecisions(['--import', pathToFileURL(MAIN).href]);
     expect(gateway.out).toContain('kept 1500000');
     expect(gateway.decisions).toBe(0);
+  });
+
+  // src/v8-tuning.ts holds one tick object so the shape V8 gives Node's tick objects is never
+  // collected (docs/benchmarks.md). Checked against a tick object made now: same V8 map, i.e. the
+  // held object keeps exactly the shape every process.nextTick() builds.
+  it('holds an object of the very shape of the tick objects process.nextTick() makes', () => {
+    const probe = join(dir, 'tick.mjs');
+    writeFileSync(
+      probe,
+      `import { executionAsyncResource } from 'node:async_hooks';
+const { keptTickObject } = await import(process.argv[2]);
+setImmediate(() => process.nextTick(() => {
+  const held = keptTickObject();
+  const now = executionAsyncResource();
+  process.stdout.write(JSON.stringify({ held: held && Reflect.ownKeys(held).map(String).sort(), sameMap: held !== null && %HaveSameMap(held, now), distinct: held !== now }));
+}));
+`,
+    );
+    const tuning = pathToFileURL(join(dirname(MAIN), 'v8-tuning.js')).href;
+    const out = JSON.parse(execFileSync(process.execPath, ['--allow-natives-syntax', probe, tuning], { encoding: 'utf8' })) as { held: string[] | null; sameMap: boolean; distinct: boolean };
+    expect(out.held).toEqual(['Symbol(async_id_symbol)', 'Symbol(trigger_async_id_symbol)', 'args', 'callback']);
+    expect(out.distinct).toBe(true);
+    expect(out.sameMap).toBe(true);
   });
 });
