@@ -259,55 +259,69 @@ export class FrontReply implements ExchangeReply {
   }
 }
 
-function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, key: string, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
-  const started = performance.now();
-  const request = new FrontRequest(req, route.method, route.url, log);
-  if (params) request.params = params;
-  const reply = new FrontReply(res, request);
-  const { ledger } = deps;
-  const departed = () => recordBackstop(ledger, request, route.url, 499, 0);
-  watchDeparture(request, res);
-  // Everything that runs when the response closes goes on the departure watch's one 'close'
-  // listener: Fastify's onResponse work once it was sent whole, its onRequestAbort work (the client
-  // left before its request was complete) otherwise.
-  whenClosed(request, () => {
-    if (res.writableFinished) {
-      const ms = performance.now() - started;
-      deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
-      if (res.statusCode >= 400) recordBackstop(ledger, request, route.url, res.statusCode, ms);
-    } else if (req.aborted && route.method === 'POST') departed();
-  });
-  if (route.method === 'POST') watchUnrouted(request, res, departed);
+/**
+ * One request through the front door: its steps are this object's methods, so a request costs this
+ * object, its request and its reply, and a closure only where a callback is handed to code that
+ * takes a function (the close watch, the limits' verdict, a promise, the body's stream events).
+ */
+class FrontCall {
+  private readonly started = performance.now();
 
-  const fail = (err: unknown) => {
-    // The client left: nobody to answer (one 499 row).
-    if (clientGone(request)) return departed();
-    if (reply.sent || res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (reply.hijacked) reply.hijacked = false;
-    const answer = errorAnswer(err, route.url, request.log);
-    for (const k in answer.headers) reply.header(k, answer.headers[k]);
-    reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answer.body));
-  };
+  constructor(
+    private readonly deps: FrontDeps,
+    private readonly route: FrontRoute,
+    private readonly validate: Validate | null,
+    private readonly request: FrontRequest,
+    private readonly reply: FrontReply,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+  ) {}
 
-  const handle = () => {
-    request.reachedRoute = true;
-    let result: unknown;
+  start(key: string): void {
+    const { request, res } = this;
+    watchDeparture(request, res);
+    // Everything that runs when the response closes goes on the departure watch's one 'close'
+    // listener: Fastify's onResponse work once it was sent whole, its onRequestAbort work (the client
+    // left before its request was complete) otherwise.
+    whenClosed(request, () => this.closed());
+    if (this.route.method === 'POST') watchUnrouted(request, res, () => this.departed());
+    let found;
     try {
-      result = route.handle(request, reply);
+      found = this.deps.authenticator.resolve(key);
     } catch (err) {
-      return fail(err);
+      return this.fail(err);
     }
-    // A handler that ended without answering (none should) gets a 500, never a hung request.
-    const answered = () => reply.sent || reply.hijacked || fail(new Error(`${route.method} ${route.url} ended without an answer`));
-    if (result instanceof Promise) result.then(answered, fail);
-    else answered();
-  };
+    if (found instanceof Promise)
+      found.then(
+        (principal) => this.admit(principal),
+        (err: unknown) => this.fail(err),
+      );
+    else this.admit(found);
+  }
 
-  const body = () => {
-    if (!validate) return handle();
+  private closed(): void {
+    const { route, res } = this;
+    if (res.writableFinished) {
+      const ms = performance.now() - this.started;
+      this.deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
+      if (res.statusCode >= 400) recordBackstop(this.deps.ledger, this.request, route.url, res.statusCode, ms);
+    } else if (this.req.aborted && route.method === 'POST') this.departed();
+  }
+
+  /** The client left before its request reached a route that records: one 499 row. */
+  private departed(): void {
+    recordBackstop(this.deps.ledger, this.request, this.route.url, 499, 0);
+  }
+
+  private admit(principal: Principal | null): void {
+    if (!principal) return this.fail(errors.invalidApiKey());
+    this.request.principal = principal;
+    admitKeyLimits(this.deps.limits, this.request, this.route.url, this.reply, (err) => (err ? this.fail(err) : this.body()));
+  }
+
+  private body(): void {
+    const { req, reply, validate } = this;
+    if (!validate) return this.handle();
     const chunks: Buffer[] = [];
     let received = 0;
     const onData = (chunk: Buffer) => {
@@ -319,7 +333,7 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
       req.removeListener('end', onEnd);
       if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
       reply.header('connection', 'close');
-      fail(err);
+      this.fail(err);
     };
     const onEnd = () => {
       // All three go (a listener left on the request would keep the body's chunks for as long as
@@ -332,30 +346,63 @@ function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, valid
         parsed = sjson.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'), JSON_OPTIONS);
       } catch {
         reply.header('connection', 'close');
-        return fail(invalidJson());
+        return this.fail(invalidJson());
       }
-      request.body = parsed;
-      if (parsed !== null && typeof parsed === 'object' && depthExceeds(parsed, MAX_JSON_DEPTH)) return fail(tooDeep());
-      if (!validate(parsed)) return fail({ validation: validate.errors ?? [], validationContext: 'body' });
-      if (namesLimitedModel(deps.limits, parsed)) limitModelIn(deps.limits, request, route.url, parsed.model).then(handle, fail);
-      else handle();
+      this.request.body = parsed;
+      if (parsed !== null && typeof parsed === 'object' && depthExceeds(parsed, MAX_JSON_DEPTH)) return this.fail(tooDeep());
+      if (!validate(parsed)) return this.fail({ validation: validate.errors ?? [], validationContext: 'body' });
+      if (namesLimitedModel(this.deps.limits, parsed))
+        limitModelIn(this.deps.limits, this.request, this.route.url, parsed.model).then(
+          () => this.handle(),
+          (err: unknown) => this.fail(err),
+        );
+      else this.handle();
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
-  };
-
-  const admit = (principal: Principal | null) => {
-    if (!principal) return fail(errors.invalidApiKey());
-    request.principal = principal;
-    admitKeyLimits(deps.limits, request, route.url, (k, v) => reply.header(k, v), (err) => (err ? fail(err) : body()));
-  };
-  let found;
-  try {
-    found = deps.authenticator.resolve(key);
-  } catch (err) {
-    return fail(err);
   }
-  if (found instanceof Promise) found.then(admit, fail);
-  else admit(found);
+
+  private handle(): void {
+    const { request, reply, route } = this;
+    request.reachedRoute = true;
+    let result: unknown;
+    try {
+      result = route.handle(request, reply);
+    } catch (err) {
+      return this.fail(err);
+    }
+    if (result instanceof Promise)
+      result.then(
+        () => this.answered(),
+        (err: unknown) => this.fail(err),
+      );
+    else this.answered();
+  }
+
+  /** A handler that ended without answering (none should) gets a 500, never a hung request. */
+  private answered(): void {
+    const { reply, route } = this;
+    if (!reply.sent && !reply.hijacked) this.fail(new Error(`${route.method} ${route.url} ended without an answer`));
+  }
+
+  private fail(err: unknown): void {
+    const { request, reply, res, route } = this;
+    // The client left: nobody to answer (one 499 row).
+    if (clientGone(request)) return this.departed();
+    if (reply.sent || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (reply.hijacked) reply.hijacked = false;
+    const answer = errorAnswer(err, route.url, request.log);
+    for (const k in answer.headers) reply.header(k, answer.headers[k]);
+    reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answer.body));
+  }
+}
+
+function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, key: string, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
+  const request = new FrontRequest(req, route.method, route.url, log);
+  if (params) request.params = params;
+  new FrontCall(deps, route, validate, request, new FrontReply(res, request), req, res).start(key);
 }

@@ -101,11 +101,16 @@ function toPrincipal(row: ApiKeyRow): Principal {
   };
 }
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const PLAIN_BEARER = /^Bearer \S+$/;
+
 /** The key from `Authorization: Bearer <key>`, `x-api-key: <key>` or (Gemini clients) `x-goog-api-key: <key>`. */
 export function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
   const auth = headers.authorization;
   if (typeof auth === 'string') {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    // The form every SDK sends, tested without a match object (a request's only regex result).
+    if (PLAIN_BEARER.test(auth)) return auth.slice(7);
+    const m = BEARER.exec(auth);
     if (m) return m[1];
   }
   const x = headers['x-api-key'] ?? headers['x-goog-api-key'];

@@ -33,37 +33,43 @@ export interface LimitSubject {
 
 /**
  * The key's rpm and concurrency of an authenticated request: `done()` when admitted (its slot is
- * freed when the response closes, its rate-limit headers set through `setHeader`), `done(err)` when
+ * freed when the response closes, its rate-limit headers set on `reply`), `done(err)` when
  * refused (the refusal's ledger row written). Synchronous for a key without limits or with limits
  * kept in memory. `url` is the route's pattern (the ledger's endpoint).
  */
-export function admitKeyLimits(
-  ctx: LimitContext,
-  request: LimitSubject & Departing,
-  url: string,
-  setHeader: (name: string, value: string) => void,
-  done: (err?: Error) => void,
-): void {
+export function admitKeyLimits(ctx: LimitContext, request: LimitSubject & Departing, url: string, reply: HeaderSink, done: (err?: Error) => void): void {
   const p = request.principal;
   if (!p || (p.concurrency <= 0 && p.rpm <= 0)) return done();
-  const admit = (admission: KeyAdmission) => {
-    // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
-    if (admission.slot) releaseOnClose(request, admission.slot);
-    for (const k in admission.headers) setHeader(k, admission.headers[k]);
-    done();
-  };
-  const refuse = (err: Error) => {
-    recordRefusal(ctx, request, url, '', err);
-    done(err);
-  };
   let admission;
   try {
     admission = ctx.limits.admitKeyNow(p);
   } catch (err) {
-    return refuse(err as Error);
+    return refuseKey(ctx, request, url, err as Error, done);
   }
-  if (admission instanceof Promise) admission.then(admit, refuse);
-  else admit(admission);
+  // Closures only for a shared store's promise: limits kept in memory answer without one.
+  if (admission instanceof Promise)
+    admission.then(
+      (a) => applyAdmission(request, a, reply, done),
+      (err: Error) => refuseKey(ctx, request, url, err, done),
+    );
+  else applyAdmission(request, admission, reply, done);
+}
+
+/** What admitKeyLimits() writes its rate-limit headers to: a Fastify reply or the front door's. */
+export interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
+
+function applyAdmission(request: Departing, admission: KeyAdmission, reply: HeaderSink, done: (err?: Error) => void): void {
+  // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
+  if (admission.slot) releaseOnClose(request, admission.slot);
+  for (const k in admission.headers) reply.header(k, admission.headers[k]);
+  done();
+}
+
+function refuseKey(ctx: LimitContext, request: LimitSubject & Departing, url: string, err: Error, done: (err?: Error) => void): void {
+  recordRefusal(ctx, request, url, '', err);
+  done(err);
 }
 
 /**
@@ -94,7 +100,7 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
   // Callback hooks: a key or model without a limit (nothing to count) passes without a promise.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.routeOptions.config?.auth || !request.principal) return done();
-    admitKeyLimits(ctx, request, request.routeOptions.url ?? '', (k, v) => reply.header(k, v), done);
+    admitKeyLimits(ctx, request, request.routeOptions.url ?? '', reply, done);
   });
 
   app.addHook('preHandler', (request, _reply, done) => {
