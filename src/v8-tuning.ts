@@ -22,10 +22,10 @@ setFlagsFromString('--no-allocation-site-pretenuring');
 // it by adding properties one by one along a chain of shapes (maps) that only the transition tree
 // refers to, and weakly: at a full collection when no tick is queued, the chain can be collected,
 // nextTick's optimized code and its inline caches then lose what they relied on, and it runs
-// unoptimized until it is optimized again. The gateway does a full collection every few seconds
-// under load (the raw node:http server of the bench seldom does); with one forced every second,
-// nextTick took 6.5% of the CPU of serving GET /v1/models against 0.8% with one tick object held
-// (docs/benchmarks.md). A held object keeps its shape, and the chain behind it, alive. Inside a
+// unoptimized until it is optimized again, or stays slow. The gateway does full collections under
+// load (two in 10 s of GET /v1/models in one count; the bench's raw node:http server none); with
+// one forced every second, nextTick took 6.5% of the CPU of serving GET /v1/models against 0.8%
+// with one tick object held (docs/benchmarks.md). A held object keeps its shape, and the chain behind it, alive. Inside a
 // nextTick callback, async_hooks' executionAsyncResource() is the tick object itself.
 let heldTick: object | null = null;
 process.nextTick(() => {
