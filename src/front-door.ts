@@ -273,12 +273,11 @@ class FrontCall {
     private readonly validate: Validate | null,
     private readonly request: FrontRequest,
     private readonly reply: FrontReply,
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
   ) {}
 
   start(key: string): void {
-    const { request, res } = this;
+    const { request } = this;
+    const res = this.reply.raw;
     watchDeparture(request, res);
     // Everything that runs when the response closes goes on the departure watch's one 'close'
     // listener: Fastify's onResponse work once it was sent whole, its onRequestAbort work (the client
@@ -300,12 +299,13 @@ class FrontCall {
   }
 
   private closed(): void {
-    const { route, res } = this;
+    const { route } = this;
+    const res = this.reply.raw;
     if (res.writableFinished) {
       const ms = performance.now() - this.started;
       this.deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
       if (res.statusCode >= 400) recordBackstop(this.deps.ledger, this.request, route.url, res.statusCode, ms);
-    } else if (this.req.aborted && route.method === 'POST') this.departed();
+    } else if (this.request.raw.aborted && route.method === 'POST') this.departed();
   }
 
   /** The client left before its request reached a route that records: one 499 row. */
@@ -320,8 +320,9 @@ class FrontCall {
   }
 
   private body(): void {
-    const { req, reply, validate } = this;
+    const { reply, validate } = this;
     if (!validate) return this.handle();
+    const req = this.request.raw;
     const chunks: Buffer[] = [];
     let received = 0;
     const onData = (chunk: Buffer) => {
@@ -387,7 +388,8 @@ class FrontCall {
   }
 
   private fail(err: unknown): void {
-    const { request, reply, res, route } = this;
+    const { request, reply, route } = this;
+    const res = reply.raw;
     // The client left: nobody to answer (one 499 row).
     if (clientGone(request)) return this.departed();
     if (reply.sent || res.headersSent) {
@@ -404,5 +406,5 @@ class FrontCall {
 function serve(deps: FrontDeps, log: FastifyBaseLogger, route: FrontRoute, validate: Validate | null, key: string, req: IncomingMessage, res: ServerResponse, params: Record<string, string> | null): void {
   const request = new FrontRequest(req, route.method, route.url, log);
   if (params) request.params = params;
-  new FrontCall(deps, route, validate, request, new FrontReply(res, request), req, res).start(key);
+  new FrontCall(deps, route, validate, request, new FrontReply(res, request)).start(key);
 }

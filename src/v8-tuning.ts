@@ -25,8 +25,9 @@ setFlagsFromString('--no-allocation-site-pretenuring');
 // unoptimized until it is optimized again, or stays slow. The gateway does full collections under
 // load (two in 10 s of GET /v1/models in one count; the bench's raw node:http server none); with
 // one forced every second, nextTick took 6.5% of the CPU of serving GET /v1/models against 0.8%
-// with one tick object held (docs/benchmarks.md). A held object keeps its shape, and the chain behind it, alive. Inside a
-// nextTick callback, async_hooks' executionAsyncResource() is the tick object itself.
+// with one tick object held (docs/benchmarks.md). A held object keeps its shape, and the chain
+// behind it, alive. Inside a nextTick callback, async_hooks' executionAsyncResource() is the tick
+// object itself.
 let heldTick: object | null = null;
 process.nextTick(() => {
   heldTick = executionAsyncResource();

@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MAIN } from './helpers/gateway-process.js';
-import { dirname } from 'node:path';
 
 // The gateway process runs without V8's allocation-site pretenuring (src/v8-tuning.ts, loaded
 // first by dist/main.js): a decision to allocate a hot site's objects in the old generation is
