@@ -33,7 +33,7 @@ const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const baselineRoot = args.find((a) => a.startsWith('--baseline-root='))?.slice(16);
 const runs = (phase) => !only || only.includes(phase);
 
-// Sizes of each mode. The full run takes about fifteen minutes on two cores.
+// Sizes of each mode. The full run takes about seventeen minutes on two cores.
 const P = smoke
   ? {
       mode: 'smoke',
@@ -48,7 +48,7 @@ const P = smoke
     }
   : {
       mode: 'full',
-      load: { rounds: 2, warmS: 2, measureS: 8, connections: 100 },
+      load: { rounds: 3, warmS: 2, measureS: 8, connections: 100 },
       latency: { rounds: 5, sliceMs: 1000, warmupMs: 1000 },
       streams: { count: 2000, ratePerS: 500, holdMs: 8000, intervalMs: 1000, pauseMs: 2000, rounds: 3 },
       tasks: { small: 1000, large: 1_000_000 },

@@ -8,8 +8,9 @@ const LATENCY = fileURLToPath(new URL('./latency-child.mjs', import.meta.url));
 
 /**
  * Max req/s of each target, targets taking turns over `rounds` rounds (so a burst of outside load
- * hits them alike); each target's best round counts. Every target is warmed up first (JIT,
- * connection pools) and a round with a non-2xx answer or an error is reported, not hidden.
+ * hits them alike); each target's best round gives its req/s, and every round's req/s and CPU ms
+ * per request are kept for pairedRatio(). Every target is warmed up first (JIT, connection pools)
+ * and a round with a non-2xx answer or an error is reported, not hidden.
  * targets: { name: { url, path, method, headers, body, paths?, pid?, pids?, before?, after? } } (pid or
  * pids: the server processes, for their CPU time per request; before/after: called around each
  * measured round, after's result is merged into the round's)
@@ -51,10 +52,30 @@ export async function throughput(targets, { rounds, warmS, measureS, connections
       cpuMsPerReq: cpu.length ? Math.min(...cpu) : undefined,
       rps: Math.round(best.rps),
       rounds: results.map((x) => Math.round(x.rps)),
+      cpuRounds: results.map((x) => x.cpuMsPerReq),
       failures: results.reduce((n, x) => n + x.non2xx + x.errors + x.timeouts, 0),
     };
   }
   return out;
+}
+
+/**
+ * The ratio a / b of two targets of one throughput() call taken within each round, then the
+ * median over the rounds. A 2-core virtual machine's speed drifts by up to 1.8× within a minute
+ * (two identical raw servers taking turns track each other through it): a ratio of best rounds can
+ * set one target's fast moment against the other's slow one, while the two turns of one round are
+ * seconds apart and share most of the drift.
+ * field: 'rounds' (req/s) or 'cpuRounds' (CPU ms per request).
+ */
+export function pairedRatio(a, b, field = 'rounds') {
+  const xs = a?.[field] ?? [];
+  const ys = b?.[field] ?? [];
+  const each = [];
+  for (let i = 0; i < Math.min(xs.length, ys.length); i++) if (Number.isFinite(xs[i]) && Number.isFinite(ys[i]) && ys[i] > 0) each.push(xs[i] / ys[i]);
+  if (!each.length) return { median: NaN, each };
+  const sorted = [...each].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return { median: sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2, each };
 }
 
 /**
