@@ -49,7 +49,7 @@ const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '�
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
 const pct = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)}%` : '—');
 /** A paired ratio as the targets show it: the median, each round's ratio, and the ratio of best rounds. */
-const pairedText = (p, best, f = pct) => `${f(p.median)} (rounds ${p.each.map(f).join(', ')}; best rounds ${f(best)})`;
+const pairedText = (p, best, f = pct) => `${f(p.median)} (rounds ${p.each.map(f).join(', ') || 'none to pair'}; best rounds ${f(best)})`;
 const signed = (x, f = f3) => (Number.isFinite(x) ? (x >= 0 ? '+' : '') + f(x) : '—');
 
 // The targets of issue 17 (Performance v2), each as a ratio taken side by side in one run.

@@ -49,6 +49,12 @@ describe('the targets take the paired median', () => {
     expect(t.measured).toBe('78% (rounds 85%, 72%, 78%; best rounds 73%)');
   });
 
+  it('not met, and said so, when no round can be paired', () => {
+    const t = modelsTarget({ models: { load: { mediagate: { rps: 100, rounds: [100] }, raw: { rps: 0, rounds: [0] } } } });
+    expect(t.met).toBe(false);
+    expect(t.measured).toBe('— (rounds none to pair; best rounds —)');
+  });
+
   it('missed on the median although the best rounds meet', () => {
     // Best rounds 30,000 / 36,000 = 83%; the rounds: 83%, 70%, 72%.
     const t = modelsTarget(models([30_000, 21_000, 21_600], [36_000, 30_000, 30_000]));
