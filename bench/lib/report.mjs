@@ -47,6 +47,8 @@ const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 const f3 = (x) => (Number.isFinite(x) ? x.toFixed(3) : '—');
 const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : '—');
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
+const times1 = (x) => `${f1(x)}×`;
+const times2 = (x) => `${f2(x)}×`;
 const pct = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)}%` : '—');
 /** A paired ratio as the targets show it: the median, each round's ratio, and the ratio of best rounds. */
 const pairedText = (p, best, f = pct) => `${f(p.median)} (rounds ${p.each.map(f).join(', ') || 'none to pair'}; best rounds ${f(best)})`;
@@ -62,8 +64,7 @@ export function checkTargets(r) {
     // between rounds); the ratio of the best rounds is shown beside it.
     const vsPortkey = pairedRatio(chat.mediagate, chat.portkey);
     const vsRaw = pairedRatio(chat.mediagate, chat.raw);
-    const times = (x) => `${f1(x)}×`;
-    add('Non-streamed chat (credit-limited key, rpm + concurrency limits, ledger on) req/s ≥ 10× Portkey', pairedText(vsPortkey, ratio(chat.mediagate?.rps, chat.portkey?.rps), times), vsPortkey.median >= 10);
+    add('Non-streamed chat (credit-limited key, rpm + concurrency limits, ledger on) req/s ≥ 10× Portkey', pairedText(vsPortkey, ratio(chat.mediagate?.rps, chat.portkey?.rps), times1), vsPortkey.median >= 10);
     add('Non-streamed chat (credit-limited key) req/s ≥ 70% of the raw proxy', pairedText(vsRaw, ratio(chat.mediagate?.rps, chat.raw?.rps)), vsRaw.median >= 0.7);
     if (chat.unlimited) {
       const x = pairedRatio(chat.unlimited, chat.raw);
@@ -84,10 +85,9 @@ export function checkTargets(r) {
     // one of the same round), the median over the rounds; the best rounds' figures beside it.
     const added = (name) => ({ rounds: (r.streams.held[name]?.rounds ?? []).map((x, i) => x.ttftP99Ms - r.streams.held.direct.rounds[i]?.ttftP99Ms) });
     const x = pairedRatio(added('mediagate'), added('raw'));
-    const times = (v) => `${f2(v)}×`;
     add(
       `Added time to first token p99 ≤ 2× the raw proxy's (${int(n)} streams opening at 500/s)`,
-      `${pairedText(x, rawTtft ? ttft / rawTtft : NaN, times)}; best rounds ${f2(ttft)} vs ${rawTtft === undefined ? '—' : f2(rawTtft)} ms`,
+      `${pairedText(x, rawTtft ? ttft / rawTtft : NaN, times2)}; best rounds ${f2(ttft)} vs ${rawTtft === undefined ? '—' : f2(rawTtft)} ms`,
       full ? x.median <= 2 : null,
     );
   }
@@ -121,8 +121,7 @@ export function checkTargets(r) {
     // Two instances each on a core of their own: 2 × one's CPU per request ÷ two's, round by round.
     const cpu = pairedRatio(one, two, 'cpuRounds');
     const perCore = { median: 2 * cpu.median, each: cpu.each.map((x) => 2 * x) };
-    const times = (x) => `${f2(x)}×`;
-    add('Scale-out: 2 instances on PostgreSQL + Redis ≥ 1.6× one instance (from CPU ms per request: the cores are shared)', `${pairedText(perCore, 2 * ratio(one.cpuMsPerReq, two.cpuMsPerReq), times)}; measured req/s ${f2(ratio(two.rps, one.rps))}× on shared cores`, perCore.median >= 1.6);
+    add('Scale-out: 2 instances on PostgreSQL + Redis ≥ 1.6× one instance (from CPU ms per request: the cores are shared)', `${pairedText(perCore, 2 * ratio(one.cpuMsPerReq, two.cpuMsPerReq), times2)}; measured req/s ${f2(ratio(two.rps, one.rps))}× on shared cores`, perCore.median >= 1.6);
   } else add('Scale-out: 2 instances ≥ 1.6× one instance', r.scale?.skipped ?? 'not measured in this run', null);
   return out;
 }
