@@ -1,12 +1,8 @@
 #!/usr/bin/env node
 // mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
 // one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
-// proves the harness end to end with small counts). See docs/benchmarks.md.
-//   --only=chat,streams,models,scale,tasks,list,poller,convert   run some phases (development)
-//   --profile                                  run mediagate under --cpu-prof and print its top entries
-//   --targets=raw,mediagate,unlimited          only these chat targets (development)
-//   --baseline-root=<dir>                      convert phase: also time another checkout's build
-//                                              on its pass-through paths (bench/phases/convert.mjs)
+// proves the harness end to end with small counts). See docs/benchmarks.md; the flags:
+// `node bench/run.mjs --help` (bench/lib/args.mjs).
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,13 +20,21 @@ import { listPhase } from './phases/list.mjs';
 import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './lib/report.mjs';
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { ensureBuilt } from '../bin/ensure-built.mjs';
+import { parseBenchArgs, USAGE } from './lib/args.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const smoke = args.includes('--smoke');
-const profile = args.includes('--profile');
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
-const baselineRoot = args.find((a) => a.startsWith('--baseline-root='))?.slice(16);
+let flags;
+try {
+  flags = parseBenchArgs(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`bench: ${err.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (flags.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+const { smoke, profile, only, baselineRoot } = flags;
 const runs = (phase) => !only || only.includes(phase);
 
 // Sizes of each mode. The full run takes about seventeen minutes on two cores.
@@ -135,7 +139,7 @@ async function main() {
       unlimited: { ...route(mg.url, { authorization: `Bearer ${unlimitedKey}`, ...json }), pid: mg.pid },
     };
     // --targets=raw,mediagate (development): only these chat targets (the direct one always, for added latency).
-    const pick = args.find((a) => a.startsWith('--targets='))?.slice(10).split(',');
+    const pick = flags.targets;
     if (pick) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !pick.includes(name)) delete ctx.chatTargets[name];
     for (const [name, t] of Object.entries(ctx.chatTargets)) await checkChat(name, t);
 
