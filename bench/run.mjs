@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
-// one machine. `npm run bench` (full, a few minutes) or `npm run bench:smoke` (about a minute;
-// proves the harness end to end with small counts). See docs/benchmarks.md; the flags:
+// one machine. `npm run bench` (full, about seventeen minutes) or `npm run bench:smoke` (about a
+// minute; proves the harness end to end with small counts). See docs/benchmarks.md; the flags:
 // `node bench/run.mjs --help` (bench/lib/args.mjs).
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';

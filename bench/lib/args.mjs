@@ -18,7 +18,8 @@ export const USAGE = `Usage: node bench/run.mjs [flags]   (npm run bench, npm ru
 const list = (value, known, flag) => {
   const items = value.split(',').filter(Boolean);
   const unknown = items.filter((x) => !known.includes(x));
-  if (!items.length || unknown.length) throw new Error(`${flag}: unknown ${unknown.length ? `"${unknown.join('", "')}"` : 'empty list'} (known: ${known.join(', ')})`);
+  if (!items.length) throw new Error(`${flag}: no name given (known: ${known.join(', ')})`);
+  if (unknown.length) throw new Error(`${flag}: unknown "${unknown.join('", "')}" (known: ${known.join(', ')})`);
   return items;
 };
 
