@@ -139,8 +139,7 @@ async function main() {
       unlimited: { ...route(mg.url, { authorization: `Bearer ${unlimitedKey}`, ...json }), pid: mg.pid },
     };
     // --targets=raw,mediagate (development): only these chat targets (the direct one always, for added latency).
-    const pick = flags.targets;
-    if (pick) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !pick.includes(name)) delete ctx.chatTargets[name];
+    if (flags.targets) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !flags.targets.includes(name)) delete ctx.chatTargets[name];
     for (const [name, t] of Object.entries(ctx.chatTargets)) await checkChat(name, t);
 
     // Two tasks created through the API now, so the poller has moved them on when the task phases

@@ -87,7 +87,7 @@ export function checkTargets(r) {
     const x = pairedRatio(added('mediagate'), added('raw'));
     add(
       `Added time to first token p99 ≤ 2× the raw proxy's (${int(n)} streams opening at 500/s)`,
-      `${pairedText(x, rawTtft ? ttft / rawTtft : NaN, times2)}; best rounds ${f2(ttft)} vs ${rawTtft === undefined ? '—' : f2(rawTtft)} ms`,
+      `${pairedText(x, rawTtft ? ttft / rawTtft : NaN, times2)}; best rounds ${f2(ttft)} vs ${f2(rawTtft)} ms`,
       full ? x.median <= 2 : null,
     );
   }
