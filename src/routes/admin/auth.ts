@@ -75,8 +75,12 @@ export function actorName(a: AdminActor): string {
   return `${a.name} (${a.tokenId})`;
 }
 
-/** Headers of every admin API and console answer: no framing, no sniffing, scripts only from this origin. */
+/**
+ * Headers of every admin API and console answer: no framing, no sniffing, scripts only from this
+ * origin, and never stored by a browser or proxy cache (answers carry keys and account data).
+ */
 export const SECURITY_HEADERS: Record<string, string> = {
+  'cache-control': 'no-store',
   'content-security-policy':
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
