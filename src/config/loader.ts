@@ -5,6 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from './schema.js';
 import { embeddedDefault } from './defaults.js';
 import { providerFor, providerTypes } from '../providers/index.js';
+import { proxyEntryProblem } from '../http/forwarded.js';
 import { escapeUnsafe, unsafeNameProblem } from '../http/names.js';
 
 export class ConfigError extends Error {
@@ -129,6 +130,10 @@ function checkCrossReferences(config: Config, source: string): void {
     for (const m of Object.keys(ch.model_map)) {
       if (!ch.models.includes(m)) throw new ConfigError(`${at}.model_map.${m}: model is not in this channel's models`);
     }
+  });
+  config.server.trusted_proxies.forEach((entry, i) => {
+    const problem = proxyEntryProblem(entry);
+    if (problem) throw new ConfigError(`${source}: server.trusted_proxies[${i}]: ${problem}`);
   });
   if (config.storage.type === 's3' && !config.storage.s3) throw new ConfigError(`${source}: storage.s3: required when storage.type is s3 (bucket, region, endpoint, credentials)`);
   for (const [id, model] of Object.entries(config.models)) {
