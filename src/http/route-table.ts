@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, errorBody, familyOf } from './errors.js';
+import { GatewayError, errorBody, familyHeaders, familyOf } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -88,6 +88,7 @@ export function registerRouteErrors(app: FastifyInstance): RouteTable {
     const path = request.url.split('?')[0];
     const family = familyOf(request.url);
     const allowed = table.allowed(path);
+    reply.headers(familyHeaders(family));
     if (allowed.length) {
       const g = new GatewayError(405, 'method_not_allowed', `${printable(path)} does not accept ${request.method}; it accepts ${allowed.join(', ')}.`);
       return reply.code(405).header('allow', allowed.join(', ')).send(errorBody(family, g));
