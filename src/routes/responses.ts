@@ -136,7 +136,7 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
     });
   }
 
-  app.post('/v1/responses', { config: { auth: true }, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
+  app.post('/v1/responses', { config: { auth: true, billable: 'responses' }, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
 
   app.get<{ Params: { id: string } }>('/v1/responses/:id', { config: { auth: true } }, async (request) => {
     const r = await repo.get(principalOf(request).keyId, request.params.id);
