@@ -185,6 +185,9 @@ export function chatControlRoutes(): SimRoute[] {
   ];
 }
 
+/** Frames written between two turns of the event loop when the stream has no pause. */
+const BURST = 16;
+
 /**
  * Writes SSE frames one by one with the configured pause, waiting for 'drain' when the reader is
  * slow (as a real server does). Frames are made as they are sent, so a long answer held back by a
@@ -223,8 +226,11 @@ export async function streamFrames(ctx: SimContext, frames: Iterable<string>): P
       });
       p.waitingForDrain--;
     }
-    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     i++;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    // A reader that keeps up never pushes back, and a long answer would then be written in one go:
+    // other work (the gateway, when the simulator is embedded) gets its turn between bursts.
+    else if (i % BURST === 0) await new Promise((r) => setImmediate(r));
   }
   res.end();
 }

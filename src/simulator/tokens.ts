@@ -22,8 +22,8 @@ export function tokenize(text: string): string[] {
 export function countTokens(texts: string[]): number {
   let n = 0;
   for (const t of texts) {
-    const re = new RegExp(TOKEN);
-    while (re.exec(t)) n++;
+    TOKEN.lastIndex = 0;
+    while (TOKEN.exec(t)) n++;
   }
   return n;
 }
@@ -54,7 +54,9 @@ export class TokenBudget {
   /** Appends the tokens of `text` to `into` while the budget lasts (tokenized lazily: text may be long). */
   take(text: string, into: string[]): void {
     if (this.cut) return;
-    for (const m of text.matchAll(TOKEN)) {
+    // One shared regex, reset here: take() runs to its end without yielding, so no other call interleaves.
+    TOKEN.lastIndex = 0;
+    for (let m = TOKEN.exec(text); m; m = TOKEN.exec(text)) {
       if (this.left === 0) {
         this.cut = true;
         return;

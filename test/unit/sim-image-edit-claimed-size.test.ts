@@ -35,7 +35,7 @@ describe('simulator: image edits refuse what an input image claims beyond the si
     const lying = claimingPng(w, h);
     expect(lying.length).toBeLessThan(100);
     expect(pngSize(lying)).toEqual({ width: w, height: h });
-    for (const fields of [{}, { size: '1024x1024' }]) {
+    for (const fields of [{}, { size: '1024x1024' }] as Record<string, string>[]) {
       const r = await edit([{ field: 'image', data: lying, name: 'big.png' }], fields);
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ error: { message: `Image "big.png" is ${w}x${h}: images must be 1 to 4096 pixels per side.`, type: 'invalid_request_error', param: 'image', code: 'invalid_value' } });
