@@ -3,6 +3,7 @@ import { arkError, openaiError } from './shapes.js';
 import { boundaryOf, parseMultipart, type FormPart } from './multipart.js';
 import { crc32, patternImage, seedOf } from './png.js';
 import { pngSize, sniffImageType } from '../http/image-type.js';
+import { SIMULATOR_IMAGE_FILES } from '../providers/simulator/wire.js';
 
 // Image generation and editing in two wire formats: OpenAI Images (/v1/images/generations JSON,
 // /v1/images/edits multipart) and Ark Seedream (/api/v3/images/generations). Every answer holds
@@ -26,7 +27,7 @@ function fileId(p: Picture): string {
 }
 
 function fileUrl(ctx: SimContext, p: Picture): string {
-  return `${ctx.state.baseUrl}/__sim/files/${fileId(p)}.png`;
+  return `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${fileId(p)}.png`;
 }
 
 function render(p: Picture): Buffer {
