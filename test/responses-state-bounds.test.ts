@@ -45,18 +45,30 @@ describe('Responses state bounds', () => {
   });
 
   it('refuses item references that expand past server.body_limit_mb with 413, before any upstream call', async () => {
-    const stored = await create(rig, { input: [userItem(TEXT_100K, 'msg_big')] });
-    expect(stored.status).toBe(200);
-    // Five copies (about 500 KB) fit under 0.7 MB; forty (about 4 MB) from a 1 KB request do not.
-    const five = await create(rig, { input: Array.from({ length: 5 }, () => ({ type: 'item_reference', id: 'msg_big' })) });
+    const ids = Array.from({ length: 8 }, (_, i) => `msg_big${i}`);
+    for (const id of ids) expect((await create(rig, { input: [userItem(TEXT_100K, id)] })).status).toBe(200);
+    const refs = (n: number) => ids.slice(0, n).map((id) => ({ type: 'item_reference', id }));
+    // Five items (about 500 KB) fit under 0.7 MB; eight (about 800 KB) from a 300-byte request do not.
+    const five = await create(rig, { input: refs(5) });
     expect(five.status).toBe(200);
     expect(five.body.usage.input_tokens).toBe(5 * 20_000);
     const calls = await upstreamCalls(rig);
-    const forty = await create(rig, { input: Array.from({ length: 40 }, () => ({ type: 'item_reference', id: 'msg_big' })) });
-    expect(forty.status).toBe(413);
-    expect(errorShapeProblem('openai', forty.body)).toBeNull();
-    expect(forty.body.error.code).toBe('request_too_large');
-    expect(forty.body.error.message).toMatch(/0\.7 MB/);
+    const eight = await create(rig, { input: refs(8) });
+    expect(eight.status).toBe(413);
+    expect(errorShapeProblem('openai', eight.body)).toBeNull();
+    expect(eight.body.error.code).toBe('request_too_large');
+    expect(eight.body.error.message).toMatch(/0\.7 MB/);
+    expect(await upstreamCalls(rig)).toBe(calls);
+  });
+
+  it('refuses an item referenced more than once in a request (400), so one stored item cannot be multiplied', async () => {
+    expect((await create(rig, { input: [userItem('a short one', 'msg_once')] })).status).toBe(200);
+    const calls = await upstreamCalls(rig);
+    const again = await create(rig, { input: Array.from({ length: 400 }, () => ({ type: 'item_reference', id: 'msg_once' })) });
+    expect(again.status).toBe(400);
+    expect(errorShapeProblem('openai', again.body)).toBeNull();
+    expect(again.body.error).toMatchObject({ code: 'invalid_request', param: 'input[1]' });
+    expect(again.body.error.message).toContain('msg_once');
     expect(await upstreamCalls(rig)).toBe(calls);
   });
 

@@ -17,9 +17,11 @@ export interface ResolvedInput {
   /** The items this request introduced (to find by id later). */
   fresh: Json[];
   parentId: string | null;
-  /** The earlier responses of the conversation, newest first. */
-  chain: string[];
+  /** The responses it uses (its conversation's earlier turns, those holding items it references). */
+  renew: string[];
   depth: number;
+  /** At least the bytes of the expanded request as JSON (counted, never serialized to measure). */
+  bytes: number;
 }
 
 /** The byte budget and how a refusal names it. */
@@ -54,14 +56,17 @@ function withId(item: Json): Json {
 
 /**
  * The request's input with its stored state resolved. `requestBytes` (the body as received) counts
- * against the budget first; then each reference, once per use; then the earlier turns.
+ * against the budget first; then each referenced item; then the earlier turns.
  */
 export async function resolveInput(repo: ResponsesRepo, keyId: string, given: Json[], previousId: string | null, requestBytes: number, budget: Budget): Promise<ResolvedInput> {
+  // As OpenAI does, an item appears once per request: one stored item referenced many times would
+  // make a few bytes of ids stand for many copies of it.
   const seen = new Set<string>();
   given.forEach((item, i) => {
-    if (item?.type === 'item_reference' || typeof item?.id !== 'string' || !item.id) return;
-    if (seen.has(item.id)) throw new GatewayError(400, 'invalid_request', `input[${i}]: the item id '${item.id}' is given twice in this request; item ids must be unique.`, {}, `input[${i}].id`);
-    seen.add(item.id);
+    const id = item?.type === 'item_reference' ? String(item.id) : typeof item?.id === 'string' && item.id ? item.id : null;
+    if (id === null) return;
+    if (seen.has(id)) throw new GatewayError(400, 'invalid_request', `input[${i}]: the item '${id}' appears more than once in this request's input; each item may be given or referenced once.`, {}, `input[${i}]`);
+    seen.add(id);
   });
 
   const refs = given.filter((i) => i?.type === 'item_reference').map((i) => String(i.id));
@@ -69,9 +74,9 @@ export async function resolveInput(repo: ResponsesRepo, keyId: string, given: Js
   let used = requestBytes;
   given.forEach((item, i) => {
     if (item?.type !== 'item_reference') return;
-    const size = sizes.get(String(item.id));
-    if (size === undefined) throw notFound('Item', String(item.id), `input[${i}]`);
-    used += size;
+    const stored = sizes.get(String(item.id));
+    if (!stored) throw notFound('Item', String(item.id), `input[${i}]`);
+    used += stored.bytes;
     if (used > budget.bytes) throw tooLarge(budget, 'The input with the items it references');
   });
 
@@ -84,6 +89,7 @@ export async function resolveInput(repo: ResponsesRepo, keyId: string, given: Js
     if (earlier === 'over') throw tooLarge(budget, 'The input with the conversation before it (previous_response_id)');
     ({ items: history, chain } = earlier);
     depth = earlier.depth + 1;
+    used += earlier.bytes;
   }
 
   const found = await repo.items(keyId, refs);
@@ -101,7 +107,9 @@ export async function resolveInput(repo: ResponsesRepo, keyId: string, given: Js
     fresh.push(mine);
     own.push(mine);
   });
-  return { input: [...history, ...own], own, fresh, parentId: previousId, chain, depth };
+  const renew = new Set(chain);
+  for (const { responseId } of sizes.values()) renew.add(responseId);
+  return { input: [...history, ...own], own, fresh, parentId: previousId, renew: [...renew], depth, bytes: used };
 }
 
 /**
@@ -109,7 +117,13 @@ export async function resolveInput(repo: ResponsesRepo, keyId: string, given: Js
  * read only if it fits `budget` bytes: 'over' if not, null if the response is not stored. A chain
  * that lost an earlier response (expired, deleted, evicted) is a 404 naming it.
  */
-export async function historyOf(repo: ResponsesRepo, keyId: string, id: string, budget: number, param: string | null): Promise<{ items: Json[]; chain: string[]; depth: number } | 'over' | null> {
+export async function historyOf(
+  repo: ResponsesRepo,
+  keyId: string,
+  id: string,
+  budget: number,
+  param: string | null,
+): Promise<{ items: Json[]; chain: string[]; depth: number; bytes: number } | 'over' | null> {
   const chain = await repo.chain(keyId, id, budget);
   if (!chain) return null;
   if (chain.over) return 'over';
@@ -118,5 +132,5 @@ export async function historyOf(repo: ResponsesRepo, keyId: string, id: string, 
   if (missing) throw lostTurn(id, missing, param);
   const items: Json[] = [];
   for (const t of turns) for (const list of [t.inputItems, t.output]) for (const item of list) items.push(item);
-  return { items, chain: chain.ids, depth: chain.depth };
+  return { items, chain: chain.ids, depth: chain.depth, bytes: chain.bytes };
 }

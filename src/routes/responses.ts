@@ -88,6 +88,7 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
     states.set(request, { store, ...resolved });
     const { previous_response_id: _prev, ...rest } = body;
     call.body = { ...rest, input: resolved.input };
+    call.bodyBytes = resolved.bytes;
     call.responseId = localId('resp_');
     call.echo = echoOf(body, store);
   }
@@ -105,7 +106,7 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
         inputItems: state.own,
         parentId: state.parentId,
         depth: state.depth,
-        chain: state.chain,
+        renew: state.renew,
         items: [...state.fresh, ...((answer.output as Json[]) ?? [])],
         expiresAt: Date.now() + retainMs(),
       },

@@ -367,8 +367,8 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     // Responses state as a chain: a response points to the one it continues (parent_id) and keeps
-    // only its own input, so a conversation is stored once; bytes lets a request's expansion and a
-    // key's total be counted without reading bodies. Item ids become unique per key instead of
+    // only its own input, so a conversation is stored once; its sizes (context_bytes, bytes) let a
+    // request's expansion and a key's total be counted without reading bodies. Item ids become unique per key instead of
     // globally (one key's id no longer hides another's), and an item lives with the response that
     // stored it last. Existing responses keep their whole input and read as conversation starts.
     '0010_responses_chain': {
@@ -377,7 +377,10 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('responses').addColumn('parent_id', 'text').execute();
         await db.schema.alterTable('responses').addColumn('depth', 'integer', (c) => c.notNull().defaultTo(0)).execute();
         await db.schema.alterTable('responses').addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('responses').addColumn('context_bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        // An existing body is counted whole as context: at most a few echoed request fields too many.
         await db.updateTable('responses').set({ bytes: sql`${size('input_items')} + ${size('body')}` }).execute();
+        await db.updateTable('responses').set({ context_bytes: sql.ref('bytes') }).execute();
         // A key's count and bytes, and its eviction order, from the index alone.
         await db.schema.createIndex('responses_key_age').on('responses').columns(['key_id', 'expires_at', 'depth', 'bytes']).execute();
 
@@ -427,7 +430,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('response_items_response').on('response_items').column('response_id').execute();
         await db.schema.createIndex('response_items_expires').on('response_items').column('expires_at').execute();
         await db.schema.dropIndex('responses_key_age').execute();
-        for (const c of ['bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
+        for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
   };

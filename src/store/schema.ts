@@ -218,8 +218,10 @@ export interface ResponseTable {
   parent_id: string | null;
   /** Responses before it in its chain (0 for the first turn). */
   depth: number;
-  /** UTF-8 bytes of input_items and body: what it adds to a later turn's input, and to its key's total. */
+  /** UTF-8 bytes of input_items and body: what it adds to its key's total. */
   bytes: number;
+  /** UTF-8 bytes of its input and output items as JSON: what it adds to a later turn's input. */
+  context_bytes: number;
   created_at: number;
   expires_at: number;
 }

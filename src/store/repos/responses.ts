@@ -29,8 +29,8 @@ export interface NewStoredResponse {
   inputItems: Json[];
   parentId: string | null;
   depth: number;
-  /** The earlier responses of its chain: they are kept as long as this one. */
-  chain: string[];
+  /** Responses it used (its chain, those holding items it referenced): they are kept as long as it is. */
+  renew: string[];
   /** Items to find by id later: the client's new input items and the output items. */
   items: Json[];
   expiresAt: number;
@@ -48,7 +48,7 @@ export interface Chain {
   ids: string[];
   /** The depth of the response named. */
   depth: number;
-  /** Bytes of the responses walked. */
+  /** What the responses walked add to a request's input, in bytes (their context_bytes). */
   bytes: number;
   /** The walk passed its byte budget (and stopped there). */
   over: boolean;
@@ -64,18 +64,47 @@ export interface Turn {
 /** Ids per statement when a list of ids is bound as parameters. */
 const CHUNK = 500;
 
+interface StoredText {
+  text: string;
+  /** UTF-8 bytes of text. */
+  bytes: number;
+}
+
+/** The stored text of items `items()` read, so storing one again does not serialize it again. */
+const readBack = new WeakMap<Json, StoredText>();
+
+/** A JSON array of items already serialized, and its size. */
+function listText(parts: StoredText[]): StoredText {
+  let bytes = 2 + Math.max(0, parts.length - 1);
+  for (const p of parts) bytes += p.bytes;
+  return { text: `[${parts.map((p) => p.text).join(',')}]`, bytes };
+}
+
 export class ResponsesRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async save(r: NewStoredResponse, caps: StoreCaps, now = Date.now()): Promise<void> {
-    const inputJson = JSON.stringify(r.inputItems);
+    // Each item is serialized once, for the response's lists and its row by id alike; an item read
+    // from the store (a resolved reference) reuses the text it was stored as.
+    const texts = new Map<Json, StoredText>();
+    const textOf = (item: Json): StoredText => {
+      let t = texts.get(item) ?? readBack.get(item);
+      if (!t) {
+        const text = JSON.stringify(item);
+        t = { text, bytes: Buffer.byteLength(text) };
+      }
+      texts.set(item, t);
+      return t;
+    };
+    const input = listText(r.inputItems.map(textOf));
+    const output = listText((Array.isArray(r.body.output) ? (r.body.output as Json[]) : []).map(textOf));
     const bodyJson = JSON.stringify(r.body);
     // One row per id: an id given twice (an output item the client chose the id of) keeps the last.
     const items = new Map<string, { key_id: string; id: string; response_id: string; body: string; bytes: number }>();
     for (const i of r.items) {
       if (typeof i.id !== 'string' || !i.id) continue;
-      const body = JSON.stringify(i);
-      items.set(i.id, { key_id: r.keyId, id: i.id, response_id: r.id, body, bytes: Buffer.byteLength(body) });
+      const { text, bytes } = textOf(i);
+      items.set(i.id, { key_id: r.keyId, id: i.id, response_id: r.id, body: text, bytes });
     }
     await this.db.transaction().execute(async (tx) => {
       await tx
@@ -85,10 +114,11 @@ export class ResponsesRepo {
           key_id: r.keyId,
           model: r.model,
           body: bodyJson,
-          input_items: inputJson,
+          input_items: input.text,
           parent_id: r.parentId,
           depth: r.depth,
-          bytes: Buffer.byteLength(inputJson) + Buffer.byteLength(bodyJson),
+          bytes: input.bytes + Buffer.byteLength(bodyJson),
+          context_bytes: input.bytes + output.bytes,
           created_at: now,
           expires_at: r.expiresAt,
         })
@@ -103,12 +133,12 @@ export class ResponsesRepo {
           .onConflict((oc) => oc.columns(['key_id', 'id']).doUpdateSet((eb) => ({ response_id: eb.ref('excluded.response_id'), body: eb.ref('excluded.body'), bytes: eb.ref('excluded.bytes') })))
           .execute();
       }
-      for (let at = 0; at < r.chain.length; at += CHUNK) {
+      for (let at = 0; at < r.renew.length; at += CHUNK) {
         await tx
           .updateTable('responses')
           .set({ expires_at: r.expiresAt })
           .where('key_id', '=', r.keyId)
-          .where('id', 'in', r.chain.slice(at, at + CHUNK))
+          .where('id', 'in', r.renew.slice(at, at + CHUNK))
           .where('expires_at', '>', now)
           .where('expires_at', '<', r.expiresAt)
           .execute();
@@ -142,9 +172,9 @@ export class ResponsesRepo {
     const limit = Math.max(0, Math.floor(budget));
     const { rows } = await sql<{ id: string; parent_id: string | null; depth: number | string; total: number | string }>`
       with recursive chain(id, parent_id, depth, total) as (
-        select id, parent_id, depth, bytes from responses where id = ${id} and key_id = ${keyId} and expires_at > ${now}
+        select id, parent_id, depth, context_bytes from responses where id = ${id} and key_id = ${keyId} and expires_at > ${now}
         union all
-        select r.id, r.parent_id, r.depth, c.total + r.bytes from chain c join responses r on r.id = c.parent_id
+        select r.id, r.parent_id, r.depth, c.total + r.context_bytes from chain c join responses r on r.id = c.parent_id
         where r.key_id = ${keyId} and r.expires_at > ${now} and c.total <= ${limit}
       )
       select id, parent_id, depth, total from chain order by total`.execute(this.db);
@@ -180,23 +210,27 @@ export class ResponsesRepo {
     return { turns, missing: null };
   }
 
-  /** The sizes of the key's stored items of these ids (those it has), by id. */
-  async itemSizes(keyId: string, ids: string[], now = Date.now()): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    for (const row of await this.itemRows(keyId, ids, false, now)) out.set(row.id, Number(row.bytes));
+  /** The key's stored items of these ids (those it has): their sizes and the responses holding them, by id. */
+  async itemSizes(keyId: string, ids: string[], now = Date.now()): Promise<Map<string, { bytes: number; responseId: string }>> {
+    const out = new Map<string, { bytes: number; responseId: string }>();
+    for (const row of await this.itemRows(keyId, ids, false, now)) out.set(row.id, { bytes: Number(row.bytes), responseId: row.response_id });
     return out;
   }
 
   /** The key's stored items of these ids (those it has), by id. */
   async items(keyId: string, ids: string[], now = Date.now()): Promise<Map<string, Json>> {
     const out = new Map<string, Json>();
-    for (const row of await this.itemRows(keyId, ids, true, now)) out.set(row.id, JSON.parse(row.body!));
+    for (const row of await this.itemRows(keyId, ids, true, now)) {
+      const item = JSON.parse(row.body!) as Json;
+      readBack.set(item, { text: row.body!, bytes: Number(row.bytes) });
+      out.set(row.id, item);
+    }
     return out;
   }
 
-  private async itemRows(keyId: string, ids: string[], withBody: boolean, now: number): Promise<{ id: string; bytes: number | string; body?: string }[]> {
+  private async itemRows(keyId: string, ids: string[], withBody: boolean, now: number): Promise<{ id: string; response_id: string; bytes: number | string; body?: string }[]> {
     const wanted = [...new Set(ids.filter(storable))];
-    const out: { id: string; bytes: number | string; body?: string }[] = [];
+    const out: { id: string; response_id: string; bytes: number | string; body?: string }[] = [];
     for (let at = 0; at < wanted.length; at += CHUNK) {
       const base = this.db
         .selectFrom('response_items as i')
@@ -205,7 +239,7 @@ export class ResponsesRepo {
         .where('i.id', 'in', wanted.slice(at, at + CHUNK))
         .where('r.key_id', '=', keyId)
         .where('r.expires_at', '>', now);
-      out.push(...(withBody ? await base.select(['i.id', 'i.bytes', 'i.body']).execute() : await base.select(['i.id', 'i.bytes']).execute()));
+      out.push(...(withBody ? await base.select(['i.id', 'i.response_id', 'i.bytes', 'i.body']).execute() : await base.select(['i.id', 'i.response_id', 'i.bytes']).execute()));
     }
     return out;
   }
