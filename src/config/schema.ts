@@ -272,6 +272,9 @@ export const ConfigSchema = Type.Object(
         // Days a stored Responses API answer (and its items) stays retrievable; `store: false`
         // requests keep nothing.
         retain_days: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+        // What one key may keep stored; past either, its least recently used responses are evicted.
+        max_per_key: Int({ minimum: 1, default: 10_000 }),
+        max_mb_per_key: Type.Number({ exclusiveMinimum: 0, default: 100 }),
       },
       { additionalProperties: false, default: {} },
     ),
