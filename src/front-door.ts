@@ -9,6 +9,7 @@ import { errorAnswer, invalidJson } from './http/error-answer.js';
 import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './routes/exchange.js';
 import { clientGone, lightDepartedSignal, watchDeparture, whenClosed, type DepartureSignal } from './http/departure.js';
 import { bodyLeftUnread } from './http/connection-guards.js';
+import { JSON_PARSE_OPTIONS } from './http/json-field.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
 import type { Metrics } from './http/metrics.js';
 import type { SchemaError } from './http/validation-message.js';
@@ -51,7 +52,6 @@ const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
 const DIGITS = /^\d+$/;
 const PLAIN_PARAM = /^[A-Za-z0-9_.-]{1,256}$/;
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-const JSON_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -344,7 +344,7 @@ class FrontCall {
       req.removeListener('error', onError);
       let parsed: unknown;
       try {
-        parsed = sjson.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'), JSON_OPTIONS);
+        parsed = sjson.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'), JSON_PARSE_OPTIONS);
       } catch {
         reply.header('connection', 'close');
         return this.fail(invalidJson());
