@@ -63,14 +63,17 @@ const manifest = parseManifest(
 const adapter = videoAdapter(manifest);
 const req = (over: Partial<VideoGenerationRequest>): VideoGenerationRequest => ({ prompt: 'a corgi', mode: 'text', images: [], params: {}, metadata: {}, ...over });
 
+/** The GatewayError a check throws. */
 function refusal(fn: () => void): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GatewayError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
+  const err = (() => {
+    try {
+      fn();
+    } catch (e) {
+      return e;
+    }
+  })();
+  expect(err).toBeInstanceOf(GatewayError);
+  return err as GatewayError;
 }
 
 describe('kit create body', () => {

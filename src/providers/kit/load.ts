@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { fieldName } from '../../http/validation-message.js';
 import schema from './manifest.schema.json' with { type: 'json' };
 import type { Condition, Manifest } from './manifest.js';
 import { variants } from './request.js';
@@ -18,19 +19,10 @@ export class ManifestError extends Error {
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
 const check = ajv.compile<Manifest>(schema);
 
-/** `/videos/rules/0/when` → `videos.rules[0].when` */
-function fieldOf(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
-}
-
 const shown = (v: unknown) => (typeof v === 'string' ? `"${v}"` : JSON.stringify(v));
 
 function describe(e: ErrorObject): string {
-  const at = fieldOf(e.instancePath) || '(top level)';
+  const at = fieldName('(top level)', e.instancePath);
   switch (e.keyword) {
     case 'enum':
       return `${at}: must be one of ${(e.params.allowedValues as unknown[]).join(', ')} (got ${shown(e.data)})`;
