@@ -4,6 +4,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { copyAssets } from './copy-assets.mjs';
 
 function newestSource(dir) {
   let newest = 0;
@@ -29,8 +30,10 @@ export function ensureBuilt(root, say) {
     // tsc still emits on type errors; only a missing entry point is fatal.
     if (!existsSync(entry)) throw new Error('the build produced no dist/main.js');
     say('the compiler reported errors; using what it emitted');
+    copyAssets(root);
     return entry;
   }
+  copyAssets(root);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
   return entry;
 }

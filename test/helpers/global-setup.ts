@@ -14,6 +14,9 @@ export default async function setup(): Promise<void> {
     const out = String((err as { stdout?: Buffer }).stdout ?? '');
     process.stderr.write(`global-setup: tsc reported errors (dist/ emitted anyway):\n${out.slice(0, 2000)}\n`);
   }
+  // The provider manifests the compiled code reads are YAML files tsc does not copy.
+  const { copyAssets } = (await import(pathToFileURL(join(root, 'bin', 'copy-assets.mjs')).href)) as { copyAssets: (root: string) => void };
+  copyAssets(root);
   // The browser tests load the web console the gateway serves from dist/console-web.
   const { ensureConsoleBuilt } = (await import(pathToFileURL(join(root, 'bin', 'ensure-built.mjs')).href)) as { ensureConsoleBuilt: (root: string, say: (m: string) => void) => string };
   ensureConsoleBuilt(root, () => undefined);

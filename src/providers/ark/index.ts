@@ -1,23 +1,16 @@
 import type { Provider } from '../provider.js';
+import { kitProvider } from '../kit/provider.js';
 import { arkChat } from './chat.js';
 import { arkImages } from './images.js';
-import { SEEDANCE_MODELS, SEEDREAM_MODELS } from './models.js';
-import { arkVideos } from './videos.js';
+import { SEEDREAM_MODELS } from './models.js';
+import { ARK } from './videos.js';
 
-/** Volcengine Ark: Doubao chat, Seedream images and Seedance video tasks. */
+const provider = kitProvider(ARK);
+
+/** Volcengine Ark: Doubao chat and Seedream images (TypeScript), Seedance video tasks (manifest.yaml). */
 export const ark: Provider = {
-  type: 'ark',
+  ...provider,
   chat: () => arkChat,
   images: arkImages,
-  videos: arkVideos,
-  needsBaseUrl: true,
-  defaults: {
-    baseUrl: 'https://ark.cn-beijing.volces.com',
-    env: { apiKey: 'ARK_API_KEY' },
-    models: { ...SEEDANCE_MODELS, ...SEEDREAM_MODELS },
-    ownedBy: 'volcengine',
-    simulated: true,
-  },
-  // The simulator serves Ark's paths (/api/v3/…) at its origin.
-  simulator: { path: '', claims: { images: /^doubao-seedream-/, videos: /^doubao-seedance-/ } },
+  defaults: { ...provider.defaults, models: { ...provider.defaults.models, ...SEEDREAM_MODELS } },
 };

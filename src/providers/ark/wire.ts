@@ -1,5 +1,6 @@
-// Seedance wire facts shared by the Ark adapter and the simulator's Ark part: output sizes and the
-// video-token formula Ark bills by. Plain data, no imports, so the simulator may use it.
+// Seedance wire facts as the simulator's Ark part plays them: output sizes and the video-token
+// formula Ark bills by. Plain data, no imports. The gateway's own view of the same facts is
+// manifest.yaml; test/provider-manifests-match-wire.test.ts keeps the two in step.
 
 /** Seedance output sizes (1.0 / 1.5), width × height by resolution and ratio. */
 export const SEEDANCE_SIZES: Record<string, Record<string, [number, number]>> = {
@@ -11,10 +12,6 @@ export const SEEDANCE_SIZES: Record<string, Record<string, [number, number]>> = 
 export const SEEDANCE_FPS = 24;
 export const SEEDANCE_RESOLUTIONS = ['480p', '720p', '1080p'];
 export const SEEDANCE_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive', 'keep_ratio'];
-/** The statuses of an Ark content generation task. */
-export const ARK_TASK_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired'] as const;
-/** Ark expires a task that has not finished after this long unless execution_expires_after says otherwise. */
-export const ARK_DEFAULT_EXPIRES_S = 172_800;
 
 /** Pixel size for a resolution and ratio; `adaptive` and unknown ratios count as 16:9. */
 export function videoSize(resolution = '720p', ratio = '16:9'): [number, number] {

@@ -1,5 +1,6 @@
-// Alibaba Wan through DashScope: what each model accepts. Plain data, no imports, so the
-// simulator's Wan part checks requests against the same table the adapter validates with.
+// Alibaba Wan through DashScope as the simulator's Wan part plays it: what each model accepts.
+// Plain data, no imports. The gateway's own view of the same facts is manifest.yaml;
+// test/provider-manifests-match-wire.test.ts keeps the two in step.
 
 /** t2v: text-to-video (sized by `size`); i2v: first frame; kf2v: first + last frame (own endpoint). */
 export type WanKind = 't2v' | 'i2v' | 'kf2v';
@@ -34,7 +35,3 @@ export const WAN_SIZES: Record<string, Record<string, string>> = {
   '720P': { '16:9': '1280*720', '9:16': '720*1280', '1:1': '960*960', '4:3': '1088*832', '3:4': '832*1088' },
   '1080P': { '16:9': '1920*1080', '9:16': '1080*1920', '1:1': '1440*1440', '4:3': '1632*1248', '3:4': '1248*1632' },
 };
-
-export const WAN_TASK_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELED', 'UNKNOWN'];
-/** Task data (and the video URL) is kept this long after the task was created. */
-export const WAN_TASK_KEPT_S = 24 * 3600;

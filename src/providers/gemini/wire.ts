@@ -1,5 +1,6 @@
-// Veo through the Gemini API: what each model accepts. Plain data, no imports, so the
-// simulator's Veo part checks requests against the same table the adapter validates with.
+// Veo through the Gemini API as the simulator's Veo part plays it: what each model accepts. Plain
+// data, no imports. The gateway's own view of the same facts is manifest.yaml;
+// test/provider-manifests-match-wire.test.ts keeps the two in step.
 
 export interface VeoModelFacts {
   resolutions: string[];
@@ -12,12 +13,8 @@ export const VEO_MODELS: Record<string, VeoModelFacts> = {
 };
 export const VEO_RATIOS = ['16:9', '9:16'];
 export const VEO_DURATIONS = [4, 6, 8];
-/** 1080p, 4k and reference images render 8 s only. */
-export const VEO_LONG_ONLY_DURATION = 8;
 export const VEO_MAX_REFERENCE_IMAGES = 3;
 export const VEO_IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
-/** What a model id outside the table accepts (a newer Veo): the widest known set. */
-export const VEO_FALLBACK: VeoModelFacts = { resolutions: ['720p', '1080p', '4k'] };
 
 /**
  * The text of a Gemini `functionResponse.response` (an object). Clients wrap a plain-text tool

@@ -1,5 +1,6 @@
-// Kling video generation: what each model accepts. Plain data, no imports, so the simulator's
-// Kling part checks requests against the same table the adapter validates with.
+// Kling video generation as the simulator's Kling part plays it: what each model accepts. Plain
+// data, no imports. The gateway's own view of the same facts is manifest.yaml;
+// test/provider-manifests-match-wire.test.ts keeps the two in step.
 
 export interface KlingModelFacts {
   /** Takes a last frame (`image_tail`) with the first. */
@@ -16,14 +17,7 @@ export const KLING_MODELS: Record<string, KlingModelFacts> = {
   'kling-v2-5-turbo': { tail: true, sound: false },
   'kling-v2-6': { tail: true, sound: true },
 };
-/** What a model id outside the table accepts (a newer Kling). */
-export const KLING_FALLBACK: KlingModelFacts = { tail: true, sound: true };
 export const KLING_RATIOS = ['16:9', '9:16', '1:1'];
-/** Durations as Kling spells them: strings. */
-export const KLING_DURATIONS = ['5', '10'];
-export const KLING_MODES = ['std', 'pro'];
-export const KLING_MAX_PROMPT = 2500;
-export const KLING_TASK_STATUSES = ['submitted', 'processing', 'succeed', 'failed'];
 
 /**
  * The one account the simulator's Kling part knows (access key → secret key). The simulator

@@ -1,5 +1,6 @@
-// MiniMax Hailuo video generation: what each model accepts. Plain data, no imports, so the
-// simulator's Hailuo part checks requests against the same table the adapter validates with.
+// MiniMax Hailuo video generation as the simulator's Hailuo part plays it: what each model
+// accepts. Plain data, no imports. The gateway's own view of the same facts is manifest.yaml;
+// test/provider-manifests-match-wire.test.ts keeps the two in step.
 
 /** A request's input shape: text, first frame, first + last frame, or a subject reference (S2V-01). */
 export type HailuoMode = 'text' | 'first_frame' | 'first_last_frame' | 'subject';
@@ -23,12 +24,7 @@ export const HAILUO_MODELS: Record<string, HailuoModelFacts> = {
   'I2V-01': { modes: ['first_frame'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
   'S2V-01': { modes: ['subject'], durations: [6], resolutions: ['720P'], defaultResolution: '720P' },
 };
-/** What a model id outside the table accepts (a newer Hailuo): the widest known set. */
-export const HAILUO_FALLBACK: HailuoModelFacts = { modes: ['text', 'first_frame', 'first_last_frame'], durations: [6, 10], resolutions: ['512P', '768P', '1080P'], defaultResolution: '768P' };
 /** 1080P renders 6 s only; 512P only from an image. */
 export const HAILUO_1080P_DURATION = 6;
 /** Frame size of a finished video by resolution (16:9). */
 export const HAILUO_FRAME: Record<string, [number, number]> = { '512P': [912, 512], '720P': [1280, 720], '768P': [1366, 768], '1080P': [1920, 1080] };
-export const HAILUO_TASK_STATUSES = ['Preparing', 'Queueing', 'Processing', 'Success', 'Fail'];
-/** base_resp codes of a task's content check: 1026 sensitive input, 1027 sensitive output. */
-export const HAILUO_MODERATION_CODES = [1026, 1027];

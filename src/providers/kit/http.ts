@@ -1,0 +1,69 @@
+import type { Dispatcher } from 'undici';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { statusFailure } from '../../upstream/status-failure.js';
+import type { Target } from '../../upstream/target.js';
+import { jsonCall } from '../video-support.js';
+import type { VideoCall } from '../video-types.js';
+import { authorizer, type Authorize, type OutgoingRequest } from './hooks/auth.js';
+import type { Manifest } from './manifest.js';
+import { absent, at, text } from './values.js';
+
+// One JSON call to a manifest's provider: its address, headers and auth scheme; its error body
+// read for the message and code; a 2xx answer whose envelope says failure is a failure too.
+
+export interface KitRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export class KitHttp {
+  readonly authorize: Authorize;
+
+  constructor(private readonly m: Manifest) {
+    this.authorize = authorizer(m.api.auth);
+  }
+
+  url(target: Target, path: string): string {
+    return `${target.baseUrl}${this.m.api.base_path ?? ''}${path}`;
+  }
+
+  /** The request with the channel's credentials on it. */
+  signed(call: VideoCall, target: Target, r: KitRequest): Promise<OutgoingRequest> | OutgoingRequest {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    for (const [k, v] of Object.entries({ ...this.m.api.headers, ...r.headers })) headers[k.toLowerCase()] = v;
+    return this.authorize(target, { method: r.method, url: this.url(target, r.path), headers, body: r.body === undefined ? undefined : JSON.stringify(r.body) }, call);
+  }
+
+  failure = (res: Dispatcher.ResponseData): Promise<UpstreamFailure> => {
+    const e = this.m.api.errors ?? {};
+    return statusFailure(res, (b: unknown) => ({ message: e.message ? at(b, e.message) : undefined, code: e.code ? text(at(b, e.code)) : undefined }));
+  };
+
+  async call(call: VideoCall, target: Target, r: KitRequest): Promise<Record<string, unknown>> {
+    const out = await this.raw(call, target, r);
+    const unwrap = this.m.api.unwrap;
+    if (!unwrap) return out;
+    const inner = at(out, unwrap);
+    return inner && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>) : {};
+  }
+
+  /** The answer as sent (envelope checked, not unwrapped). */
+  async raw(call: VideoCall, target: Target, r: KitRequest): Promise<Record<string, unknown>> {
+    const s = await this.signed(call, target, r);
+    const out = await jsonCall(call, { url: s.url, method: r.method as Dispatcher.HttpMethod, headers: s.headers, body: r.body }, this.failure);
+    this.checkEnvelope(out);
+    return out;
+  }
+
+  private checkEnvelope(out: Record<string, unknown>): void {
+    const env = this.m.api.envelope;
+    if (!env || (env.unless && text(at(out, env.unless)))) return;
+    const code = at(out, env.code);
+    if (absent(code) ? env.missing_ok : env.ok.some((ok) => String(ok) === String(code))) return;
+    const field = env.code.split('.').pop();
+    const message = (env.message ? text(at(out, env.message)) : '') || `${this.m.name} answered ${field} ${String(code)}`;
+    throw new UpstreamFailure('status', message, env.status_by_code?.[String(code)] ?? env.status ?? 502, text(code));
+  }
+}

@@ -1,0 +1,27 @@
+import type { Provider } from '../provider.js';
+import { needsSecret } from './hooks/auth.js';
+import type { Manifest } from './manifest.js';
+import { offeredModels } from './models.js';
+import { videoAdapter } from './video-adapter.js';
+
+/** The Provider a manifest describes: its channel type, defaults, simulator part and video adapter. */
+export function kitProvider(m: Manifest): Provider {
+  const d = m.defaults ?? {};
+  const claims = m.simulator?.claims;
+  return {
+    type: m.type,
+    videos: videoAdapter(m),
+    needsBaseUrl: m.needs_base_url ?? true,
+    ...(needsSecret(m.api.auth) ? { needsApiSecret: true } : {}),
+    defaults: {
+      ...(d.base_url ? { baseUrl: d.base_url } : {}),
+      ...(d.env ? { env: { apiKey: d.env.api_key, ...(d.env.api_secret ? { apiSecret: d.env.api_secret } : {}) } } : {}),
+      models: offeredModels(m),
+      ownedBy: m.owned_by,
+      ...(d.simulated ? { simulated: true } : {}),
+    },
+    ...(m.simulator && claims
+      ? { simulator: { path: m.simulator.path, claims: { ...(claims.videos ? { videos: new RegExp(claims.videos) } : {}), ...(claims.images ? { images: new RegExp(claims.images) } : {}) } } }
+      : {}),
+  };
+}

@@ -1,0 +1,199 @@
+import { urlOrRawBase64, type ImageBytes } from '../video-support.js';
+import type { VideoGenerationRequest, VideoImage } from '../video-types.js';
+import { absent, at } from './values.js';
+
+// Manifest templates: JSON whose strings may be `{placeholders}` of the neutral request, with a
+// fixed set of transforms (`{resolution|upper}`). A field whose placeholder has no value is left
+// out, and so is an object or list all of whose placeholders had none: the body carries what the
+// client gave, nothing empty.
+
+/** One of the client's images, with its place in the request (for messages naming `images[i]`). */
+export class ImageRef {
+  constructor(
+    readonly url: string,
+    readonly role: VideoImage['role'],
+    readonly index: number,
+  ) {}
+}
+
+export interface RequestScope {
+  model: string;
+  req: VideoGenerationRequest;
+  callbackUrl?: string;
+  facts: Record<string, unknown>;
+  /** The frame size (`WxH`) the request's resolution and ratio stand for, when it gives either. */
+  frameSize?: string;
+  maps: Record<string, Record<string, string>>;
+  /** Image bytes fetched for inlining, by the image's index. */
+  fetched?: Map<number, ImageBytes>;
+  /** The current item of a `$each`. */
+  item?: unknown;
+}
+
+export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments'] as const;
+/** Transforms that need the image's bytes (fetched before the body is built). */
+export const FETCHING = new Set(['base64', 'mime', 'data_url']);
+
+const PARAMS = new Set(['resolution', 'ratio', 'duration', 'fps', 'seed', 'camera_fixed', 'watermark', 'generate_audio', 'draft', 'service_tier', 'execution_expires_after', 'return_last_frame']);
+
+/** The neutral names a placeholder or a condition may read. */
+export function isRequestName(name: string): boolean {
+  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task)\.[A-Za-z0-9_.-]+$/.test(name);
+}
+
+/** A neutral value of the request by name (lists are empty, never absent, so conditions can count them). */
+export function requestValue(s: RequestScope, name: string): unknown {
+  const images = () => s.req.images.map((img, i) => new ImageRef(img.url, img.role, i));
+  if (name === 'model') return s.model;
+  if (name === 'prompt') return s.req.prompt;
+  if (name === 'mode') return s.req.mode;
+  if (name === 'callback_url') return s.callbackUrl;
+  if (name === 'frame_size') return s.frameSize;
+  if (name === 'images') return images();
+  if (name === 'item') return s.item;
+  if (PARAMS.has(name)) return (s.req.params as Record<string, unknown>)[name];
+  const dot = name.indexOf('.');
+  const head = name.slice(0, dot);
+  const rest = name.slice(dot + 1);
+  if (head === 'image') return images().find((i) => i.role === rest);
+  if (head === 'images') return images().filter((i) => i.role === rest);
+  if (head === 'metadata') return at(s.req.metadata, rest);
+  if (head === 'facts') return s.facts[rest];
+  if (head === 'item') return at(s.item, rest);
+  return undefined;
+}
+
+function bytesOf(s: RequestScope, v: unknown): ImageBytes {
+  const got = v instanceof ImageRef ? s.fetched?.get(v.index) : undefined;
+  if (!got) throw new Error('an image was inlined without being fetched first');
+  return got;
+}
+
+function transform(s: RequestScope, v: unknown, step: string): unknown {
+  if (v === undefined) return undefined;
+  if (Array.isArray(v)) return v.map((x) => transform(s, x, step));
+  const [name, ...args] = step.split(':');
+  const url = v instanceof ImageRef ? v.url : undefined;
+  switch (name) {
+    case 'upper':
+      return String(v).toUpperCase();
+    case 'lower':
+      return String(v).toLowerCase();
+    case 'string':
+      return url ?? String(v);
+    case 'map':
+      return s.maps[args[0]]?.[String(v)];
+    case 'replace':
+      return String(url ?? v).split(args[0]).join(args[1] ?? '');
+    case 'raw_base64':
+      return urlOrRawBase64(url ?? String(v));
+    case 'base64':
+      return bytesOf(s, v).base64;
+    case 'mime':
+      return bytesOf(s, v).mimeType;
+    case 'data_url': {
+      const b = bytesOf(s, v);
+      return `data:${b.mimeType};base64,${b.base64}`;
+    }
+    default:
+      return v;
+  }
+}
+
+/** An image stands for its URL in the JSON sent. */
+function plain(v: unknown): unknown {
+  if (v instanceof ImageRef) return v.url;
+  return Array.isArray(v) ? v.map(plain) : v;
+}
+
+const WHOLE = /^\{([^{}|]+)((?:\|[^{}|]+)*)\}$/;
+const PART = /\{([^{}|]+)((?:\|[^{}|]+)*)\}/g;
+
+/** The value of one placeholder (`name|t1|t2`), or undefined when it has none. */
+function placeholder(s: RequestScope, name: string, steps: string, lookup: (name: string) => unknown): unknown {
+  let v = lookup(name);
+  if (absent(v)) return undefined;
+  for (const step of steps.split('|').filter(Boolean)) v = transform(s, v, step);
+  return absent(v) ? undefined : v;
+}
+
+/** Every placeholder in a string (name and transforms), for the load-time checks. */
+export function placeholders(str: string): { name: string; steps: string[] }[] {
+  return [...str.matchAll(PART)].map((m) => ({ name: m[1], steps: m[2].split('|').filter(Boolean) }));
+}
+
+/** A string with placeholders inside it: undefined when any of them has no value. */
+export function interpolate(str: string, lookup: (name: string) => unknown, encode: (v: string, steps: string[]) => string = (v) => v, s?: RequestScope): string | undefined {
+  let missing = false;
+  const out = str.replace(PART, (_, name: string, steps: string) => {
+    const v = s ? placeholder(s, name, steps, lookup) : lookup(name);
+    if (absent(v)) {
+      missing = true;
+      return '';
+    }
+    return encode(String(plain(v)), steps.split('|').filter(Boolean));
+  });
+  return missing ? undefined : out;
+}
+
+interface Built {
+  value: unknown;
+  /** Placeholders met, and how many of them had a value. */
+  seen: number;
+  given: number;
+}
+
+function build(t: unknown, s: RequestScope): Built {
+  const lookup = (name: string) => requestValue(s, name);
+  if (typeof t === 'string') {
+    const whole = WHOLE.exec(t);
+    if (whole) {
+      const v = placeholder(s, whole[1], whole[2], lookup);
+      return { value: plain(v), seen: 1, given: v === undefined ? 0 : 1 };
+    }
+    if (!t.includes('{')) return { value: t, seen: 0, given: 0 };
+    const v = interpolate(t, lookup, undefined, s);
+    return { value: v, seen: 1, given: v === undefined ? 0 : 1 };
+  }
+  if (Array.isArray(t)) {
+    const out: unknown[] = [];
+    let seen = 0;
+    let given = 0;
+    for (const el of t) {
+      const each = el && typeof el === 'object' && '$each' in el ? (el as { $each: string; $do: unknown }) : undefined;
+      if (each) {
+        const items = lookup(each.$each);
+        seen++;
+        if (Array.isArray(items) && items.length) given++;
+        for (const item of Array.isArray(items) ? items : []) {
+          const b = build(each.$do, { ...s, item });
+          if (b.value !== undefined) out.push(b.value);
+        }
+        continue;
+      }
+      const b = build(el, s);
+      seen += b.seen;
+      given += b.given;
+      if (b.value !== undefined) out.push(b.value);
+    }
+    return { value: seen > 0 && given === 0 ? undefined : out, seen, given };
+  }
+  if (t && typeof t === 'object') {
+    const out: Record<string, unknown> = {};
+    let seen = 0;
+    let given = 0;
+    for (const [k, el] of Object.entries(t)) {
+      const b = build(el, s);
+      seen += b.seen;
+      given += b.given;
+      if (b.value !== undefined) out[k] = b.value;
+    }
+    return { value: seen > 0 && given === 0 ? undefined : out, seen, given };
+  }
+  return { value: t, seen: 0, given: 0 };
+}
+
+/** A template filled from the request; undefined when nothing in it had a value. */
+export function fill(t: unknown, s: RequestScope): unknown {
+  return build(t, s).value;
+}

@@ -1,0 +1,140 @@
+import type { Dispatcher } from 'undici';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import type { Target } from '../../upstream/target.js';
+import { getFollowingRedirects, sameOrigin } from '../video-support.js';
+import type { CreatedTask, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
+import { KitHttp } from './http.js';
+import type { Manifest } from './manifest.js';
+import { capsOf, sizesOf } from './models.js';
+import { createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
+import { interpolate } from './template.js';
+import { viewTask } from './view.js';
+import { at, text } from './values.js';
+
+// The VideoAdapter a manifest describes: every step the task layer asks of a provider, driven by
+// the manifest's data and the hooks it names.
+
+function cancelRefused(err: unknown): err is UpstreamFailure {
+  return err instanceof UpstreamFailure && err.kind === 'status' && err.status >= 400 && err.status < 500 && err.status !== 429;
+}
+
+export interface KitVideoAdapter extends VideoAdapter {
+  /** The create call's variant, path and body for a request (images already fetched when the manifest inlines them). */
+  createCall(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Awaited<ReturnType<typeof fetchImages>>): ReturnType<typeof createCall>;
+  fetchImages(target: Target, req: VideoGenerationRequest, signal?: AbortSignal): ReturnType<typeof fetchImages>;
+}
+
+export function videoAdapter(m: Manifest): KitVideoAdapter {
+  const v = m.videos;
+  const http = new KitHttp(m);
+  const idPattern = v.task_id.pattern ? new RegExp(v.task_id.pattern) : null;
+  const storedPattern = v.task_id.stored_pattern ? new RegExp(v.task_id.stored_pattern) : null;
+  const acceptsCallback = variants(m).some((c) => JSON.stringify(c.body ?? {}).includes('{callback_url'));
+
+  function storedId(id: string): string {
+    if (storedPattern && !storedPattern.test(id)) throw new UpstreamFailure('malformed', `the stored ${m.name} task id does not have the form its reads need`, 0);
+    return id;
+  }
+
+  /** Whether a create failed only for its callback URL (the provider could not reach it). */
+  function refusedCallback(err: unknown): boolean {
+    const r = v.callback?.retry_without;
+    return !!r && err instanceof UpstreamFailure && err.providerCode === r.code && err.message.toLowerCase().includes(r.message.toLowerCase());
+  }
+
+  async function download(call: VideoCall, target: Target, task: Record<string, unknown>, range?: string): Promise<Dispatcher.ResponseData> {
+    const d = v.task.result.download ?? {};
+    let url: string;
+    if (d.file) {
+      const file = text(at(task, d.file.id));
+      if (!file || (d.file.pattern && !new RegExp(d.file.pattern).test(file))) throw new UpstreamFailure('malformed', 'the task holds no file to download', 200);
+      url = text(at(await http.call(call, target, { method: 'GET', path: pathOf(d.file.path, { file, task }) }), d.file.url));
+      if (!/^https?:\/\//.test(url)) throw new UpstreamFailure('malformed', 'the file has no download URL', 200);
+    } else {
+      url = text(at(task, d.url ?? ''));
+      if (!url) throw new UpstreamFailure('malformed', 'the task holds no video to download', 200);
+    }
+    const ranged = (): Record<string, string> => (range ? { range } : {});
+    if (d.key !== 'same_origin') return getFollowingRedirects(call, target, url, ranged);
+    // The key goes only to the channel's own origin: a URL elsewhere never sees it.
+    const keyed = await http.authorize(target, { method: 'GET', url, headers: {} }, call);
+    const first = sameOrigin(url, target.baseUrl) ? keyed.url : url;
+    return getFollowingRedirects(call, target, first, (u) => ({ ...ranged(), ...(sameOrigin(u, target.baseUrl) ? keyed.headers : {}) }));
+  }
+
+  const adapter: KitVideoAdapter = {
+    caps: (model) => capsOf(m, model),
+    sizes: (model, mode) => sizesOf(m, model, mode),
+    validate: (model, req) => validateRequest(m, model, req),
+    estimate: (model, req) => estimateRequest(m, model, req),
+    expiresAfterS: (req) => (v.lifetime.param ? req.params[v.lifetime.param] : undefined) ?? v.lifetime.seconds,
+    acceptsCallback,
+    createCall: (model, req, callbackUrl, fetched) => createCall(m, model, req, callbackUrl, fetched),
+    fetchImages: (target, req, signal) => fetchImages(m, target, req, signal),
+
+    async create(call, target, req, opts = {}): Promise<CreatedTask> {
+      const fetched = await fetchImages(m, target, req, call.signal);
+      const send = (callbackUrl?: string) => {
+        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched);
+        return http.call(call, target, c).then((out) => ({ out, variant: c.variant }));
+      };
+      let sent: Awaited<ReturnType<typeof send>>;
+      let callbackDropped = false;
+      try {
+        sent = await send(opts.callbackUrl);
+      } catch (err) {
+        // A provider that refuses the whole task when its callback URL does not answer: the
+        // callback is only a hint, so the task is created without it and polled.
+        if (!opts.callbackUrl || !refusedCallback(err)) throw err;
+        sent = await send();
+        callbackDropped = true;
+      }
+      const id = text(at(sent.out, v.task_id.path));
+      if (!id || (idPattern && !idPattern.test(id))) throw new UpstreamFailure('malformed', 'the upstream accepted the task without a usable task id', 200);
+      const upstreamId = v.task_id.store ? (interpolate(v.task_id.store, (n) => ({ value: id, variant: sent.variant, model: target.upstreamModel })[n]) ?? id) : id;
+      return { upstreamId, raw: sent.out, ...(callbackDropped ? { callbackDropped } : {}) };
+    },
+
+    get: async (call, target, upstreamId) => http.call(call, target, { method: v.get.method ?? 'GET', path: pathOf(v.get.path, { id: storedId(upstreamId) }), headers: v.get.headers, body: v.get.body }),
+
+    view: (task, now) => viewTask(m, task, now),
+  };
+
+  const list = v.list;
+  if (list) {
+    Object.assign(adapter, { getManyMax: list.max_ids });
+    adapter.getMany = async (call, target, upstreamIds) => {
+      const ids = upstreamIds.slice(0, list.max_ids);
+      const q = new URLSearchParams();
+      for (const [k, val] of Object.entries(list.query ?? {})) q.set(k, val.replace('{count}', String(Math.max(1, ids.length))));
+      for (const id of ids) q.append(list.ids_param, id);
+      const out = await http.call(call, target, { method: 'GET', path: `${list.path}?${q.toString()}` });
+      const items = at(out, list.items);
+      if (!Array.isArray(items)) throw new UpstreamFailure('malformed', `the ${m.name} task list has no ${list.items} array`, 200);
+      const wanted = new Set(ids);
+      const found = new Map<string, Record<string, unknown>>();
+      for (const item of items as unknown[]) {
+        const id = text(at(item, list.id));
+        if (item && typeof item === 'object' && wanted.has(id)) found.set(id, item as Record<string, unknown>);
+      }
+      return found;
+    };
+  }
+
+  const cancel = v.cancel;
+  if (cancel) {
+    // A provider cancels only some tasks (queued ones, usually): its 4xx is a refusal, not a failure.
+    adapter.cancel = async (call, target, upstreamId) => {
+      try {
+        await http.call(call, target, { method: cancel.method ?? 'POST', path: pathOf(cancel.path, { id: storedId(upstreamId) }), headers: cancel.headers, body: cancel.body });
+        return { accepted: true, message: '' };
+      } catch (err) {
+        if (cancelRefused(err)) return { accepted: false, message: err.message };
+        throw err;
+      }
+    };
+  }
+
+  if (v.task.result.download) adapter.download = download;
+  return adapter;
+}

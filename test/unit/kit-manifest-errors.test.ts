@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ManifestError, loadManifest, parseManifest } from '../../src/providers/kit/load.js';
+
+// A provider manifest that the schema or the kit refuses is a ManifestError naming the file, the
+// field and what is allowed; the built-in manifests all load.
+
+const base = () => ({
+  type: 'acme',
+  name: 'Acme Video',
+  owned_by: 'acme',
+  api: { base_path: '/v1', auth: { scheme: 'bearer' } },
+  videos: {
+    modes: ['text'],
+    create: { path: '/tasks', body: { model: '{model}', prompt: '{prompt}' } },
+    task_id: { path: 'id' },
+    get: { path: '/tasks/{id}' },
+    task: { status: { path: 'status', map: { done: 'succeeded' } }, result: { url: 'video.url' } },
+    estimate: { unit: 'seconds', duration: 5 },
+    lifetime: { seconds: 3600 },
+  },
+  models: [{ match: '', durations: [5] }],
+});
+
+function refusal(doc: unknown): string {
+  try {
+    parseManifest(stringify(doc), 'providers/acme.yaml');
+  } catch (err) {
+    expect(err).toBeInstanceOf(ManifestError);
+    return (err as Error).message;
+  }
+  throw new Error('expected the manifest to be refused');
+}
+
+describe('provider manifest errors', () => {
+  it('accepts the minimal manifest', () => {
+    expect(parseManifest(stringify(base()), 'acme.yaml').type).toBe('acme');
+  });
+
+  it('names the file, the field and the allowed values of an enum', () => {
+    const doc = base();
+    (doc.api.auth as { scheme: string }).scheme = 'basic';
+    const msg = refusal(doc);
+    expect(msg).toMatch(/^providers\/acme\.yaml: /);
+    expect(msg).toContain('api.auth.scheme: must be one of bearer, header, query, jwt-hs256, hmac-v4, google-service-account (got "basic")');
+  });
+
+  it('names an unknown field and the fields allowed there', () => {
+    const doc = base() as Record<string, any>;
+    doc.videos.task.result.urll = 'x';
+    expect(refusal(doc)).toMatch(/videos\.task\.result\.urll: unknown field; allowed: url, expiry, download, missing/);
+  });
+
+  it('names a missing field', () => {
+    const doc = base() as Record<string, any>;
+    delete doc.videos.task_id;
+    expect(refusal(doc)).toContain('videos.task_id: required');
+  });
+
+  it('names a list item by its index', () => {
+    const doc = base() as Record<string, any>;
+    doc.models.push({ id: 'x', modes: ['sideways'] });
+    expect(refusal(doc)).toMatch(/models\[1\]\.modes\[0\]: must be one of text, first_frame, first_last_frame, reference_image \(got "sideways"\)/);
+  });
+
+  it('refuses unknown placeholders, transforms and maps in a template', () => {
+    const doc = base() as Record<string, any>;
+    doc.videos.create.body = { model: '{modle}', size: '{resolution|shout}', mode: '{resolution|map:nope}' };
+    const msg = refusal(doc);
+    expect(msg).toContain('videos.create.body: unknown placeholder {modle}');
+    expect(msg).toMatch(/unknown transform "shout" .*allowed: upper, lower, string, map/);
+    expect(msg).toContain('map "nope" is not in videos.maps');
+  });
+
+  it('refuses a regular expression that does not compile and a model mode the provider does not serve', () => {
+    const doc = base() as Record<string, any>;
+    doc.models = [{ match: '(' }, { id: 'm', modes: ['first_frame'] }];
+    const msg = refusal(doc);
+    expect(msg).toContain('models[0].match: not a regular expression (got "(")');
+    expect(msg).toContain('models[1].modes: first_frame is not in videos.modes (text)');
+  });
+
+  it('requires inline_images when a body inlines image bytes', () => {
+    const doc = base() as Record<string, any>;
+    doc.videos.create.body.image = '{image.first_frame|base64}';
+    expect(refusal(doc)).toContain('videos.inline_images: required');
+  });
+
+  it('says where the YAML is broken, and that a missing file cannot be read', () => {
+    expect(() => parseManifest('type: [', 'bad.yaml')).toThrow(/^bad\.yaml: not valid YAML/);
+    expect(() => loadManifest('/nonexistent/provider.yaml')).toThrow(/\/nonexistent\/provider\.yaml: cannot be read \(ENOENT\)/);
+  });
+
+  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax'])('loads the built-in %s manifest', (type) => {
+    expect(loadManifest(new URL(`../../src/providers/${type}/manifest.yaml`, import.meta.url)).type).toBe(type);
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, SEEDANCE_SIZES } from '../../src/providers/ark/wire.js';
+import { WAN_MODELS, WAN_SIZES } from '../../src/providers/dashscope/wire.js';
+import { VEO_DURATIONS, VEO_IMAGE_TYPES, VEO_MODELS, VEO_RATIOS } from '../../src/providers/gemini/wire.js';
+import { KLING_MODELS, KLING_RATIOS } from '../../src/providers/kling/wire.js';
+import { HAILUO_1080P_DURATION, HAILUO_FRAME, HAILUO_MODELS } from '../../src/providers/minimax/wire.js';
+import { providerFor } from '../../src/providers/index.js';
+import { modelFacts } from '../../src/providers/kit/models.js';
+import { ARK } from '../../src/providers/ark/videos.js';
+import { DASHSCOPE } from '../../src/providers/dashscope/videos.js';
+import { GEMINI } from '../../src/providers/gemini/videos.js';
+import { MINIMAX } from '../../src/providers/minimax/videos.js';
+
+// The simulator plays each provider from its own wire tables (src/providers/<type>/wire.ts,
+// written from the provider's docs); the gateway reads the same facts from the provider's
+// manifest. The two must not drift apart: a model the simulator serves is one the manifest knows,
+// with the same modes, lengths, resolutions, ratios and frame sizes.
+
+const caps = (type: string, model: string) => providerFor(type)!.videos!.caps(model);
+const lower = (r: string) => r.toLowerCase();
+
+describe('manifests agree with the simulator wire tables', () => {
+  it('Hailuo: modes, durations, resolutions, default resolution, frame sizes, the 1080p length rule', () => {
+    const mode = { text: 'text', first_frame: 'first_frame', first_last_frame: 'first_last_frame', subject: 'reference_image' } as const;
+    for (const [model, f] of Object.entries(HAILUO_MODELS)) {
+      expect(caps('minimax', model), model).toEqual({ modes: f.modes.map((m) => mode[m]), durations: f.durations, resolutions: f.resolutions.map(lower) });
+      expect(modelFacts(MINIMAX, model).default_resolution).toBe(lower(f.defaultResolution));
+    }
+    for (const [r, [w, h]] of Object.entries(HAILUO_FRAME)) expect(MINIMAX.videos.frame_sizes?.[lower(r)]).toBe(`${w}x${h}`);
+    expect(JSON.stringify(MINIMAX.videos.rules)).toContain(`"not_in":[${HAILUO_1080P_DURATION}]`);
+  });
+
+  it('Wan: kind (by endpoint and mode), resolutions, default resolution, durations, text-to-video sizes', () => {
+    const modes = { t2v: ['text'], i2v: ['first_frame'], kf2v: ['first_last_frame'] };
+    for (const [model, f] of Object.entries(WAN_MODELS)) {
+      expect(modelFacts(DASHSCOPE, model).facts.kind, model).toBe(f.kind);
+      expect(caps('dashscope', model), model).toMatchObject({ modes: modes[f.kind], durations: f.durations, resolutions: f.resolutions.map(lower) });
+      expect(modelFacts(DASHSCOPE, model).default_resolution).toBe(lower(f.defaultResolution));
+    }
+    for (const [r, byRatio] of Object.entries(WAN_SIZES)) {
+      for (const [ratio, size] of Object.entries(byRatio)) expect((DASHSCOPE.videos.frame_sizes?.[lower(r)] as Record<string, string>)[ratio]).toBe(size.replace('*', 'x'));
+    }
+  });
+
+  it('Kling: a last frame where the model takes image_tail, and the ratios', () => {
+    for (const [model, f] of Object.entries(KLING_MODELS)) {
+      expect(caps('kling', model).modes?.includes('first_last_frame'), model).toBe(f.tail);
+      expect(caps('kling', model).ratios).toEqual(KLING_RATIOS);
+    }
+  });
+
+  it('Veo: resolutions per model, durations, ratios, image types', () => {
+    for (const [model, f] of Object.entries(VEO_MODELS)) expect(caps('gemini', model), model).toMatchObject({ durations: VEO_DURATIONS, resolutions: f.resolutions, ratios: VEO_RATIOS });
+    expect(GEMINI.videos.inline_images?.types).toEqual(VEO_IMAGE_TYPES);
+  });
+
+  it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {
+    const c = caps('ark', 'doubao-seedance-1-0-pro-250528');
+    expect(c.resolutions).toEqual(SEEDANCE_RESOLUTIONS);
+    expect(c.fps).toEqual([SEEDANCE_FPS]);
+    for (const r of SEEDANCE_RATIOS) expect(c.ratios).toContain(r);
+    for (const [r, byRatio] of Object.entries(SEEDANCE_SIZES)) {
+      for (const [ratio, [w, h]] of Object.entries(byRatio)) expect((ARK.videos.frame_sizes?.[r] as Record<string, string>)[ratio]).toBe(`${w}x${h}`);
+    }
+  });
+});
