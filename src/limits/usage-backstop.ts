@@ -19,6 +19,7 @@ declare module 'fastify' {
 export const LEDGER_ENDPOINTS: Record<string, string> = {
   '/v1/chat/completions': 'chat',
   '/v1/messages': 'messages',
+  '/v1/messages/count_tokens': 'count_tokens',
   '/v1/images/generations': 'images.generations',
   '/v1/images/edits': 'images.edits',
   '/v1/video/generations': 'video',
