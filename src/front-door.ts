@@ -304,19 +304,19 @@ class FrontCall {
     if (res.writableFinished) {
       const ms = performance.now() - this.started;
       this.deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
-      if (res.statusCode >= 400) recordBackstop(this.deps.ledger, this.request, route.url, res.statusCode, ms);
+      if (res.statusCode >= 400) recordBackstop(this.deps.ledger, this.request, route.billable, res.statusCode, ms);
     } else if (this.request.raw.aborted && route.method === 'POST') this.departed();
   }
 
   /** The client left before its request reached a route that records: one 499 row. */
   private departed(): void {
-    recordBackstop(this.deps.ledger, this.request, this.route.url, 499, 0);
+    recordBackstop(this.deps.ledger, this.request, this.route.billable, 499, 0);
   }
 
   private admit(principal: Principal | null): void {
     if (!principal) return this.fail(errors.invalidApiKey());
     this.request.principal = principal;
-    admitKeyLimits(this.deps.limits, this.request, this.route.url, this.reply, (err) => (err ? this.fail(err) : this.body()));
+    admitKeyLimits(this.deps.limits, this.request, this.route.billable ?? this.route.url, this.reply, (err) => (err ? this.fail(err) : this.body()));
   }
 
   private body(): void {
@@ -353,7 +353,7 @@ class FrontCall {
       if (parsed !== null && typeof parsed === 'object' && depthExceeds(parsed, MAX_JSON_DEPTH)) return this.fail(tooDeep());
       if (!validate(parsed)) return this.fail({ validation: validate.errors ?? [], validationContext: 'body' });
       if (namesLimitedModel(this.deps.limits, parsed))
-        limitModelIn(this.deps.limits, this.request, this.route.url, parsed.model).then(
+        limitModelIn(this.deps.limits, this.request, this.route.billable ?? this.route.url, parsed.model).then(
           () => this.handle(),
           (err: unknown) => this.fail(err),
         );

@@ -9,6 +9,7 @@ import { baseForRequest } from '../tasks/content/gateway-url.js';
 import { asGeminiVideoError, geminiOperation, geminiVideoBody, taskIdOfFile } from '../tasks/gemini-videos.js';
 import { ownedTask, taskNotExist } from '../tasks/request.js';
 import { sendVideo } from './video-lifecycle.js';
+import { noteModelOfPath, splitModelPath } from './gemini-path.js';
 
 // Google's video generation on every video model (docs/video.md, "Gemini API"):
 //   POST /v1beta/models/{model}:predictLongRunning → an operation (the same task as
@@ -54,10 +55,9 @@ export function registerGeminiVideoRoutes(app: FastifyInstance, services: Servic
 
   app.post<{ Params: { '*': string }; Body: { instances: unknown[]; parameters?: unknown } }>(
     '/v1beta/models/*',
-    { config: { auth: true }, constraints: { [METHOD]: 'predictLongRunning' }, schema: { body: PredictLongRunningRequest } },
+    { config: { auth: true, billable: 'video' }, onRequest: noteModelOfPath, constraints: { [METHOD]: 'predictLongRunning' }, schema: { body: PredictLongRunningRequest } },
     async (request) => {
-      const path = request.params['*'];
-      const model = path.slice(0, path.length - ':predictLongRunning'.length);
+      const { model } = splitModelPath(request.params['*']);
       // The model is in the URL, not the body: its rate limit is counted here.
       await limitModel(request, model);
       const { body, imageNames } = geminiVideoBody(model, request.body);

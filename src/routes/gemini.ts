@@ -6,6 +6,7 @@ import { GatewayError, errors } from '../http/errors.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { chatHandler } from './chat-handler.js';
 import { registerGeminiVideoRoutes } from './gemini-videos.js';
+import { noteModelOfPath, splitModelPath } from './gemini-path.js';
 
 // Google's Gemini API on every chat model: POST /v1beta/models/{model}:generateContent and
 // :streamGenerateContent (server-sent events, as with ?alt=sse), GET /v1beta/models in Gemini's
@@ -42,9 +43,7 @@ const ACTIONS = new Set(['generateContent', 'streamGenerateContent']);
 
 /** `gemini-2.5-flash:generateContent` → its model and method (404 for a method the gateway lacks). */
 function modelAction(path: string): { model: string; action: string } {
-  const at = path.lastIndexOf(':');
-  const model = decodeURIComponent(at < 0 ? path : path.slice(0, at));
-  const action = at < 0 ? '' : path.slice(at + 1);
+  const { model, action } = splitModelPath(path);
   if (!model || !ACTIONS.has(action)) throw new GatewayError(404, 'not_found', `The method "${action || path}" is not served here; use :generateContent or :streamGenerateContent (chat models) or :predictLongRunning (video models).`);
   return { model, action };
 }
@@ -70,7 +69,7 @@ export function registerGeminiRoutes(app: FastifyInstance, services: Services): 
     const { model, action } = modelAction((request.params as { '*': string })['*']);
     return { body: { ...(request.body as Record<string, unknown>), model }, stream: action === 'streamGenerateContent' };
   };
-  app.post('/v1beta/models/*', { config: { auth: true }, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
+  app.post('/v1beta/models/*', { config: { auth: true, billable: 'gemini' }, onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
 
   app.get('/v1beta/models', { config: { auth: true } }, async (request) => ({
     models: services.catalog
