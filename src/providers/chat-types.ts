@@ -13,4 +13,6 @@ export interface ChatEndpoint {
   url(target: Target, stream: boolean): string;
   headers(target: Target, stream: boolean): Record<string, string>;
   failure(res: Dispatcher.ResponseData): Promise<UpstreamFailure>;
+  /** Where the channel counts a request's input tokens itself (same headers), when it can. */
+  countUrl?(target: Target): string;
 }

@@ -27,13 +27,18 @@ function bad(ctx: SimContext, message: string): void {
   sendJson(ctx.res, 400, anthropicError(message, 'invalid_request_error'));
 }
 
-/** Checks what Anthropic checks (the gateway's conversions must pass it) and reduces the request. */
-function conversation(ctx: SimContext, body: Json): SimConversation | string {
+/**
+ * Checks what Anthropic checks (the gateway's conversions must pass it) and reduces the request.
+ * A token count (`counting`) takes the same body without max_tokens.
+ */
+function conversation(ctx: SimContext, body: Json, counting = false): SimConversation | string {
   if (!ctx.req.headers['anthropic-version']) return 'anthropic-version: header is required';
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
-  if (body.max_tokens == null) return 'max_tokens: Field required';
-  const capProblem = outputCapProblem('max_tokens', body.max_tokens);
-  if (capProblem) return capProblem;
+  if (!counting) {
+    if (body.max_tokens == null) return 'max_tokens: Field required';
+    const capProblem = outputCapProblem('max_tokens', body.max_tokens);
+    if (capProblem) return capProblem;
+  }
   if (!Array.isArray(body.messages) || !body.messages.length) return 'messages: at least one message is required';
   if (body.temperature != null && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
   const read = newReading();
@@ -78,7 +83,7 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
   const thinking = body.thinking as Json | undefined;
   if (thinking?.type === 'enabled') {
     if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+    if (!counting && thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
     if (choice?.type === 'any' || choice?.type === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
     if (body.temperature != null && body.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled.';
   }
@@ -168,6 +173,21 @@ export function anthropicMessagesRoutes(): SimRoute[] {
         const m = message(id, model, a, toolId);
         if (ctx.truncate) return sendTruncatedJson(ctx, m);
         sendJson(ctx.res, 200, m);
+      },
+    },
+    {
+      // The input tokens a message with this body would report in its usage.
+      name: 'anthropic.count_tokens',
+      method: 'POST',
+      pattern: /^\/v1\/messages\/count_tokens$/,
+      auth: true,
+      errorBody: errorOf,
+      handle(ctx) {
+        const body = readJson(ctx, (m) => anthropicError(m, 'invalid_request_error'));
+        if (!body) return;
+        const conv = conversation(ctx, body, true);
+        if (typeof conv === 'string') return bad(ctx, conv);
+        sendJson(ctx.res, 200, { input_tokens: answer(conv).inputTokens });
       },
     },
   ];
