@@ -1,6 +1,6 @@
 import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { sendJson, type SimContext, type SimRoute } from './router.js';
-import { functionResponseText } from '../providers/gemini/wire.js';
+import { functionResponseText } from '../wire/gemini-chat.js';
 
 // Gemini's generateContent in Google's wire format: POST /v1beta/models/{model}:generateContent
 // (a GenerateContentResponse) and :streamGenerateContent?alt=sse (a stream of them, the last with
