@@ -1,4 +1,3 @@
-import './v8-tuning.js';
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
