@@ -1,8 +1,7 @@
-import './v8-tuning.js';
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, ConfigError } from './config/loader.js';
+import { loadConfig, ConfigError } from './config-file/loader.js';
 import type { Config } from './config/schema.js';
 import { openStore, parseDatabaseUrl } from './store/db.js';
 import { acquireInstanceLock, InstanceLockError } from './store/instance-lock.js';

@@ -1,4 +1,4 @@
-import { randomBase62 } from '../auth/keys.js';
+import { randomBase62 } from '../ids.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 

@@ -75,7 +75,7 @@ export class ChatRelay {
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
     });
-    if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(this.upstream.asResponseData(got));
+    if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(got);
     const text = got.text;
     if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
@@ -100,7 +100,7 @@ export class ChatRelay {
     });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.text();
-      throw await endpoint.failure(this.upstream.asResponseData({ statusCode: res.statusCode, headers: res.headers, text }));
+      throw await endpoint.failure({ statusCode: res.statusCode, headers: res.headers, text });
     }
     if (!res.contentType.startsWith('text/event-stream')) {
       await res.text();

@@ -1,6 +1,6 @@
 import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, toolInput, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { sendJson, type SimContext, type SimRoute } from './router.js';
-import { functionResponseText } from '../providers/gemini/wire.js';
+import { functionResponseText } from '../wire/gemini-chat.js';
 import { outputCapProblem } from './tokens.js';
 
 // Gemini's generateContent in Google's wire format: POST /v1beta/models/{model}:generateContent

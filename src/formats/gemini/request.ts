@@ -2,7 +2,7 @@ import { errors } from '../../http/errors.js';
 import { readJsonField } from '../../http/json-field.js';
 import type { HubMessage, HubPart, HubReasoning, HubRequest, HubTool, HubToolChoice } from '../hub/types.js';
 import { appendTurn, argsObject, budgetOf, localId, nameToolResults } from '../hub/util.js';
-import { functionResponseText } from '../../providers/gemini/wire.js';
+import { functionResponseText } from '../../wire/gemini-chat.js';
 
 // Gemini generateContent requests ↔ the hub. The model is named in the URL; the route copies it
 // into `model` before decoding.

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
-import { randomBase62 } from '../../auth/keys.js';
+import { randomBase62 } from '../../ids.js';
 import { GroupCommit } from '../group-commit.js';
 import { retryWhileUnavailable } from '../unavailable.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
-import { ConfigSchema, type Config } from './schema.js';
+import { ConfigSchema, type Config } from '../config/schema.js';
 import { embeddedDefault } from './defaults.js';
 import { providerFor, providerTypes } from '../providers/index.js';
 import { proxyEntryProblem } from '../http/forwarded.js';
