@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { interpolate, loadConfig } from '../src/config/loader.js';
+import { interpolate, loadConfig } from '../src/config-file/loader.js';
 import { tempDir } from './helpers/gateway.js';
 import { testDialect } from './helpers/databases.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { encodePng } from '../src/simulator/png.js';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { errorShapeProblem } from './helpers/error-shapes.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { GoogleGenAI, type GenerateVideosOperation } from '@google/genai';
 import { experimental_generateVideo } from 'ai';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { startGateway, tempDir, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { photo } from './helpers/png.js';
 import { readTask } from './helpers/video.js';

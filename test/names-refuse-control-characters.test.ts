@@ -4,8 +4,8 @@ import { cliFixture, type CliFixture } from './helpers/cli.js';
 import { openStore } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
 import { AdminTokensRepo } from '../src/store/repos/admin-tokens.js';
-import { validateConfig, ConfigError } from '../src/config/loader.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { validateConfig, ConfigError } from '../src/config-file/loader.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { createAdminAccess } from '../src/admin/index.js';
 
 // Names shown to operators (key names, admin token names, model ids) may not hold control or

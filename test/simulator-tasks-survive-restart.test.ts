@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { tempDir } from './helpers/gateway.js';
 import { spawnGateway, type GatewayProcess } from './helpers/gateway-process.js';
 import { testDialect } from './helpers/databases.js';

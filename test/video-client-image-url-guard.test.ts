@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { VEO_DEFAULT_MODELS } from '../src/providers/gemini/models.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { balanceOf, providerRig, type ProviderRig } from './helpers/provider-video.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { proxyEntryProblem, requestClient, trustedProxies } from '../../src/http/forwarded.js';
-import { validateConfig, ConfigError } from '../../src/config/loader.js';
+import { validateConfig, ConfigError } from '../../src/config-file/loader.js';
 
 // Who a request came from behind server.trusted_proxies: X-Forwarded-For walked right to left
 // over trusted hops only, X-Forwarded-Proto believed only from a trusted peer.
