@@ -26,6 +26,8 @@ export interface ChatCall {
   includeUsage: boolean;
   /** Aborted when the client goes away. */
   signal: DepartureSignal;
+  /** At least the size of `body` as JSON, when the route knows it without serializing (a body it expanded). */
+  bodyBytes?: number;
   /** Responses API: the id the answer gets and request fields it echoes. */
   responseId?: string;
   echo?: Record<string, unknown>;

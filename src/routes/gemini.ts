@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import { GatewayError, errors } from '../http/errors.js';
 import type { CatalogModel } from '../relay/catalog.js';
+import { noteUsageModel } from '../limits/usage-backstop.js';
 import { chatHandler } from './chat-handler.js';
 
 // Google's Gemini API on every chat model: POST /v1beta/models/{model}:generateContent and
@@ -40,11 +41,31 @@ const ACTIONS = new Set(['generateContent', 'streamGenerateContent']);
 
 /** `gemini-2.5-flash:generateContent` → its model and method (404 for a method the gateway lacks). */
 function modelAction(path: string): { model: string; action: string } {
-  const at = path.lastIndexOf(':');
-  const model = decodeURIComponent(at < 0 ? path : path.slice(0, at));
-  const action = at < 0 ? '' : path.slice(at + 1);
+  const { model, action } = splitModelPath(path);
   if (!model || !ACTIONS.has(action)) throw new GatewayError(404, 'not_found', `The method "${action || path}" is not served here; use :generateContent or :streamGenerateContent.`);
   return { model, action };
+}
+
+/** The model and method parts of the path (a malformed escape in the model is kept as sent). */
+function splitModelPath(path: string): { model: string; action: string } {
+  const at = path.lastIndexOf(':');
+  const raw = at < 0 ? path : path.slice(0, at);
+  let model = raw;
+  try {
+    model = decodeURIComponent(raw);
+  } catch {
+    // Not a valid escape: no configured model has such a name, so the handler answers 404.
+  }
+  return { model, action: at < 0 ? '' : path.slice(at + 1) };
+}
+
+/**
+ * The model is in the path, not the body: noted before the body is read, so a request refused
+ * before its handler (a bad body) is recorded under the model it named.
+ */
+function noteModelOfPath(request: FastifyRequest, _reply: unknown, done: () => void): void {
+  noteUsageModel(request, splitModelPath((request.params as { '*'?: string })['*'] ?? '').model);
+  done();
 }
 
 /** One model in Gemini's list shape. */
@@ -65,7 +86,7 @@ export function registerGeminiRoutes(app: FastifyInstance, services: Services): 
     const { model, action } = modelAction((request.params as { '*': string })['*']);
     return { body: { ...(request.body as Record<string, unknown>), model }, stream: action === 'streamGenerateContent' };
   };
-  app.post('/v1beta/models/*', { config: { auth: true }, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
+  app.post('/v1beta/models/*', { config: { auth: true, billable: 'gemini' }, onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
 
   app.get('/v1beta/models', { config: { auth: true } }, async (request) => ({
     models: services.catalog

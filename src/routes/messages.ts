@@ -56,5 +56,5 @@ export const MessagesRequest = Type.Object(
 );
 
 export function registerMessagesRoutes(app: FastifyInstance, services: Services): void {
-  app.post('/v1/messages', { config: { auth: true }, schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
+  app.post('/v1/messages', { config: { auth: true, billable: 'messages' }, schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
 }

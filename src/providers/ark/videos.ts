@@ -7,6 +7,7 @@ import { signedUrlExpiry } from '../signed-url.js';
 import type { BillableUnits, ProviderTaskState, VideoAdapter, VideoCall, VideoGenerationRequest, VideoModelCaps } from '../video-types.js';
 import { arkFailure, arkHeaders, arkUrl } from './api.js';
 import { sizesFromCaps, uniqueSizes } from '../video-sizes.js';
+import { refuseReserved } from '../video-support.js';
 import { ARK_DEFAULT_EXPIRES_S, ARK_TASK_STATUSES, SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, SEEDANCE_SIZES, videoTokens } from './wire.js';
 
 // Ark content generation tasks (Seedance):
@@ -24,8 +25,11 @@ const TASKS = '/contents/generations/tasks';
  * under the 8 KB request-line limit common to proxies in front of an API.
  */
 export const ARK_LIST_IDS = 100;
-// Fields the gateway builds itself; metadata cannot replace them.
-const RESERVED = new Set(['model', 'content']);
+// Fields the gateway builds itself; metadata cannot replace them. A client's callback_url would
+// have the provider (or the embedded simulator, inside the gateway's process) POST wherever it
+// points: it is refused at validation and never copied.
+const RESERVED = new Set(['model', 'content', 'callback_url']);
+const REFUSED_IN_METADATA = ['content', 'callback_url'];
 const SERVICE_TIERS = ['default', 'flex'];
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -92,7 +96,7 @@ export const arkVideos: VideoAdapter = {
     ]),
 
   validate(_model, req) {
-    if ('content' in req.metadata) throw errors.invalidRequest('metadata.content is set by the gateway and cannot be passed through.', 'metadata');
+    refuseReserved(req, REFUSED_IN_METADATA);
     const tier = req.params.service_tier;
     if (tier !== undefined && !SERVICE_TIERS.includes(tier)) throw errors.invalidRequest(`service_tier must be one of ${SERVICE_TIERS.join(', ')}.`, 'service_tier');
   },
