@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Every suite runs twice: on SQLite (the embedded default) and on PostgreSQL (a fresh database
@@ -20,6 +21,9 @@ export default defineConfig({
     // Two cores: run files in a couple of forks, not one per test.
     pool: 'forks',
     maxWorkers: 2,
+    // Worker threads started by the code under test (the SQLite worker) load their module outside
+    // vitest: these hooks let them run it from its .ts source.
+    execArgv: ['--import', fileURLToPath(new URL('./test/helpers/ts-hooks.mjs', import.meta.url))],
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: postgresOnly, env: { MEDIAGATE_TEST_DB: 'sqlite' } } },
       { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: [...storeFree, ...browserOnce], env: { MEDIAGATE_TEST_DB: 'postgres' } } },

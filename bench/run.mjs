@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// mediagate benchmarks, side by side with a raw Node proxy and Portkey's gateway, in one run on
+// mediagate benchmarks, side by side with a raw Node proxy, nginx and Portkey's gateway, in one run on
 // one machine. `npm run bench` (full, about seventeen minutes) or `npm run bench:smoke` (about a
 // minute; proves the harness end to end with small counts). See docs/benchmarks.md; the flags:
 // `node bench/run.mjs --help` (bench/lib/args.mjs).
@@ -9,6 +9,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync
 import { dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { startServer, killAll } from './lib/children.mjs';
 import { writeConfig, createKey, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
 import { chatPhase } from './phases/chat.mjs';
@@ -80,6 +81,12 @@ async function checkChat(name, t) {
   if (r.status !== 200 || !Array.isArray(r.json().choices)) throw new Error(`${name}: chat check answered ${r.status}: ${r.text.slice(0, 300)}`);
 }
 
+/** The nginx version the bench ran (`nginx -v` prints it on stderr). */
+function nginxVersion() {
+  const out = spawnSync('/usr/sbin/nginx', ['-v'], { encoding: 'utf8' });
+  return /nginx\/(\S+)/.exec(out.stderr ?? '')?.[1] ?? null;
+}
+
 async function waitForTask(mg, auth, id, status, deadlineMs) {
   const until = Date.now() + deadlineMs;
   for (;;) {
@@ -103,6 +110,8 @@ async function main() {
     });
     results.meta.upstreamChat = /LISTENING \S+ (\S+)/.exec(up.output())[1];
     const raw = await startServer('raw-proxy', [join(root, 'bench/servers/raw-proxy.mjs'), up.url]);
+    const nginx = await startServer('nginx', [join(root, 'bench/servers/nginx.mjs'), up.url, join(tmp, 'nginx')], { ready: /^LISTENING (\S+) (\S+)/m, timeoutMs: 300_000 });
+    const nginxPids = /LISTENING \S+ (\S+)/.exec(nginx.output())[1].split(',').map(Number);
     const portkeyArgs = ['--import', join(root, 'bench/servers/loopback-port0.mjs'), join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js'), '--headless'];
     const portkey = await startServer('portkey', portkeyArgs);
     const configPath = await writeConfig(tmp, up.url, root, P.tasksConfig ? { tasks: P.tasksConfig } : {});
@@ -116,7 +125,8 @@ async function main() {
     const profDir = join(tmp, 'profile');
     const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
     Object.assign(ctx, { up, raw, portkey, mg, key, configPath, dbPath: join(tmp, 'mediagate.db') });
-    log(`upstream ${up.url} (${results.meta.upstreamChat}), raw proxy ${raw.url}, portkey ${portkey.url}, mediagate ${mg.url}`);
+    results.meta.nginx = nginxVersion();
+    log(`upstream ${up.url} (${results.meta.upstreamChat}), raw proxy ${raw.url}, nginx ${nginx.url}, portkey ${portkey.url}, mediagate ${mg.url}`);
 
     const auth = { authorization: `Bearer ${key}` };
     const upstreamAuth = { authorization: 'Bearer sk-bench-upstream' };
@@ -133,6 +143,8 @@ async function main() {
     ctx.chatTargets = {
       direct: { ...route(up.url, { ...upstreamAuth, ...json }), pid: up.pid },
       raw: { ...route(raw.url, { ...upstreamAuth, ...json }), pid: raw.pid },
+      // One worker process does the proxying; the master's CPU counts too.
+      nginx: { ...route(nginx.url, { ...upstreamAuth, ...json }), pids: nginxPids },
       portkey: { ...route(portkey.url, portkeyHeaders), pid: portkey.pid },
       mediagate: { ...route(mg.url, { ...auth, ...json }), pid: mg.pid },
       // The same gateway with a key that has no rpm, concurrency or credit limit.
@@ -234,7 +246,7 @@ async function main() {
 
     const mgPeak = readFileSync(`/proc/${mg.pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+)/m);
     results.meta.mediagatePeakRssMb = mgPeak ? Math.round(Number(mgPeak[1]) / 1024) : null;
-    for (const s of [...ctx.stopLater, mg, portkey, raw, up]) await s.stop();
+    for (const s of [...ctx.stopLater, mg, portkey, nginx, raw, up]) await s.stop();
     if (profile) {
       const summarize = (dir, tag) => {
         const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));

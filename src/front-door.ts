@@ -9,6 +9,7 @@ import { errorAnswer, invalidJson } from './http/error-answer.js';
 import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './routes/exchange.js';
 import { clientGone, lightDepartedSignal, watchDeparture, whenClosed, type DepartureSignal } from './http/departure.js';
 import { bodyLeftUnread } from './http/connection-guards.js';
+import { JSON_PARSE_OPTIONS } from './http/json-field.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep } from './http/request-guards.js';
 import type { Metrics } from './http/metrics.js';
 import type { SchemaError } from './http/validation-message.js';
@@ -51,7 +52,6 @@ const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
 const DIGITS = /^\d+$/;
 const PLAIN_PARAM = /^[A-Za-z0-9_.-]{1,256}$/;
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-const JSON_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -304,19 +304,19 @@ class FrontCall {
     if (res.writableFinished) {
       const ms = performance.now() - this.started;
       this.deps.metrics.observe(route.url, route.method, res.statusCode, ms / 1000);
-      if (res.statusCode >= 400) recordBackstop(this.deps.ledger, this.request, route.url, res.statusCode, ms);
+      if (res.statusCode >= 400) recordBackstop(this.deps.ledger, this.request, route.billable, res.statusCode, ms);
     } else if (this.request.raw.aborted && route.method === 'POST') this.departed();
   }
 
   /** The client left before its request reached a route that records: one 499 row. */
   private departed(): void {
-    recordBackstop(this.deps.ledger, this.request, this.route.url, 499, 0);
+    recordBackstop(this.deps.ledger, this.request, this.route.billable, 499, 0);
   }
 
   private admit(principal: Principal | null): void {
     if (!principal) return this.fail(errors.invalidApiKey());
     this.request.principal = principal;
-    admitKeyLimits(this.deps.limits, this.request, this.route.url, this.reply, (err) => (err ? this.fail(err) : this.body()));
+    admitKeyLimits(this.deps.limits, this.request, this.route.billable ?? this.route.url, this.reply, (err) => (err ? this.fail(err) : this.body()));
   }
 
   private body(): void {
@@ -344,7 +344,7 @@ class FrontCall {
       req.removeListener('error', onError);
       let parsed: unknown;
       try {
-        parsed = sjson.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'), JSON_OPTIONS);
+        parsed = sjson.parse(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'), JSON_PARSE_OPTIONS);
       } catch {
         reply.header('connection', 'close');
         return this.fail(invalidJson());
@@ -353,7 +353,7 @@ class FrontCall {
       if (parsed !== null && typeof parsed === 'object' && depthExceeds(parsed, MAX_JSON_DEPTH)) return this.fail(tooDeep());
       if (!validate(parsed)) return this.fail({ validation: validate.errors ?? [], validationContext: 'body' });
       if (namesLimitedModel(this.deps.limits, parsed))
-        limitModelIn(this.deps.limits, this.request, this.route.url, parsed.model).then(
+        limitModelIn(this.deps.limits, this.request, this.route.billable ?? this.route.url, parsed.model).then(
           () => this.handle(),
           (err: unknown) => this.fail(err),
         );

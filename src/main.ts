@@ -1,8 +1,7 @@
-import './v8-tuning.js';
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, ConfigError } from './config/loader.js';
+import { loadConfig, ConfigError } from './config-file/loader.js';
 import type { Config } from './config/schema.js';
 import { openStore, parseDatabaseUrl } from './store/db.js';
 import { acquireInstanceLock, InstanceLockError } from './store/instance-lock.js';
@@ -12,6 +11,7 @@ import { AuditRepo } from './store/repos/audit.js';
 import { UsageReportsRepo } from './store/repos/usage-reports.js';
 import type { Store } from './store/db.js';
 import { GatewayError } from './http/errors.js';
+import { escapeUnsafe } from './http/names.js';
 import { Audit } from './admin/audit.js';
 import { createAdminAccess, createKeyAdmin } from './admin/index.js';
 import { UsageAdmin } from './admin/usage.js';
@@ -49,8 +49,16 @@ Usage:
 
 class UsageError extends Error {}
 
+// Every line the CLI prints may hold names from the database (stored before names were checked,
+// too): their control characters are written out as \uXXXX, so a name can never move the cursor,
+// recolour the terminal, fake another line or reverse the text around it. JSON stays valid JSON.
 function out(line: string): void {
-  process.stdout.write(line + '\n');
+  process.stdout.write(escapeUnsafe(line) + '\n');
+}
+
+/** An error line on stderr; a message of several lines (a YAML error with its caret) keeps its line breaks. */
+function fail(message: string, tail = ''): void {
+  process.stderr.write(`mediagate: ${message.split('\n').map(escapeUnsafe).join('\n')}\n${tail}`);
 }
 
 function parseNonNegInt(name: string, v: string | undefined): number | undefined {
@@ -545,23 +553,23 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError(`unknown command "${cmd}"`);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof GatewayConfigError) {
-      process.stderr.write(`mediagate: invalid configuration: ${err.message}\n`);
+      fail(`invalid configuration: ${err.message}`);
       return 2;
     }
     if (err instanceof CommandFailed) return 1;
     if (err instanceof CommandError || err instanceof InstanceLockError) {
-      process.stderr.write(`mediagate: ${err.message}\n`);
+      fail(err.message);
       return 1;
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`mediagate: ${err.message}\n\n${USAGE}`);
+      fail(err.message, `\n${USAGE}`);
       return 2;
     }
     if (String((err as NodeJS.ErrnoException | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`mediagate: ${(err as Error).message}\n`);
+      fail((err as Error).message);
       return 2;
     }
-    process.stderr.write(`mediagate: ${(err as Error).message}\n`);
+    fail((err as Error).message);
     return 1;
   }
 }

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
 import { createTask, waitForTask } from './helpers/video.js';
 import { eventually } from './helpers/eventually.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { VEO_DEFAULT_MODELS } from '../src/providers/gemini/models.js';
 import { HAILUO_DEFAULT_MODELS } from '../src/providers/minimax/models.js';
 import { sampleVideo } from '../src/simulator/mp4.js';

@@ -6,7 +6,7 @@ import { KeysRepo } from '../src/store/repos/keys.js';
 import { Authenticator } from '../src/auth/authenticator.js';
 import { RateLimits } from '../src/limits/rate-limits.js';
 import { MemoryLimitStore } from '../src/limits/memory-store.js';
-import { validateConfig } from '../src/config/loader.js';
+import { validateConfig } from '../src/config-file/loader.js';
 
 describe('mediagate usage and key limits (CLI)', { timeout: 120_000 }, () => {
   let cli: CliFixture;

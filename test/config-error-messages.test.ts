@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, validateConfig } from '../src/config/loader.js';
+import { loadConfig, validateConfig } from '../src/config-file/loader.js';
 import { tempDir } from './helpers/gateway.js';
 
 // A config mistake is reported so that the operator can fix it without reading the source:

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { freshRedisPrefix } from './helpers/redis.js';
 import { eventually, simFault } from './helpers/video.js';
-import { validateConfig } from '../src/config/loader.js';
+import { validateConfig } from '../src/config-file/loader.js';
 import type { Config } from '../src/config/schema.js';
 import { ConfigReloader, type ReloadLog } from '../src/cluster/reload.js';
 import { ClusterBus, publishOnce, type ClusterEvent } from '../src/cluster/bus.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { loadConfig, validateConfig, ConfigError } from '../src/config/loader.js';
+import { loadConfig, validateConfig, ConfigError } from '../src/config-file/loader.js';
 import { tempDir } from './helpers/gateway.js';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');

@@ -147,4 +147,20 @@ describe('the console in a browser', () => {
     expect(await page.evaluate(async () => (await fetch('/admin/api/keys')).status)).toBe(401);
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it('shows a key name stored with control characters escaped: never reversed, never split', async () => {
+    // Stored straight through the repository, as names were before the gateway refused such characters.
+    const { id } = await gw.createKey({ name: 'legacy\u202Eevil\nline' });
+    await page.goto(`${gw.url}/console`);
+    await page.fill('#token', gw.token);
+    await page.click('#login');
+    await page.waitForSelector('header nav');
+    await go('keys');
+    await page.fill('#key-search', 'legacy');
+    await page.waitForSelector(`tr[data-key="${id}"]`);
+    const cell = (await page.textContent(`tr[data-key="${id}"] td`))!;
+    expect(cell).toContain('legacy\\u202eevil\\u000aline');
+    expect(cell).not.toMatch(/[\u202e\n]/);
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

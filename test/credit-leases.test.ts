@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import BetterSqlite from 'better-sqlite3';
 import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
 import { eventually } from './helpers/eventually.js';
+import { creditInstances } from './helpers/credit-instances.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
 import { ReservationsRepo } from '../src/store/repos/reservations.js';
@@ -11,43 +12,21 @@ import { DEFAULT_LEASE_OPTIONS, LeaseBook } from '../src/limits/credit-lease.js'
 import { GatewayError } from '../src/http/errors.js';
 import type { Principal } from '../src/auth/principal.js';
 
-// Credit leases between two instances: two LeaseBooks (each its own instance id) on one database —
-// on PostgreSQL through two stores (two pools), so draws and write-backs cross connections.
+// Credit leases between two instances: two LeaseBooks (each its own instance id) on one database
+// (test/helpers/credit-instances.ts).
 
 describe('credit leases', () => {
-  let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
-  let stores: Store[];
-  let books: LeaseBook[];
-  let credits: CreditService[];
-
   const options = { ...DEFAULT_LEASE_OPTIONS, flushMs: 20 };
-
-  beforeEach(async () => {
-    db = await freshDatabaseUrl();
-    const first = await openStore(db.url);
-    stores = [first, testDialect() === 'postgres' ? await openStore(db.url) : first];
-    books = stores.map((s) => new LeaseBook(new LeasesRepo(s.db), options));
-    credits = stores.map((s, i) => new CreditService(new ReservationsRepo(s.db), { book: books[i], repo: new LeasesRepo(s.db) }));
-  });
-  afterEach(async () => {
-    for (const b of books) await b.close();
-    for (const s of new Set(stores)) await s.close();
-    await db.drop();
-  });
-
-  async function keyWith(creditMicros: number): Promise<Principal> {
-    const row = await new KeysRepo(stores[0].db).create({ name: 't', keyHash: `h${Math.random()}`, keyPrefix: 'mg-x', creditMicros });
-    return { keyId: row.id, name: 't', models: null, rpm: 0, concurrency: 0, limitedCredit: true };
-  }
-  const leaseRows = (keyId: string) => stores[0].db.selectFrom('credit_leases').selectAll().where('key_id', '=', keyId).execute();
+  const t = creditInstances(options);
+  const leaseRows = (keyId: string) => t.stores[0].db.selectFrom('credit_leases').selectAll().where('key_id', '=', keyId).execute();
   const refused = (err: unknown) => err instanceof GatewayError && err.code === 'insufficient_quota';
 
   it('never draws beyond the stored balance: concurrent holds on two instances total at most the balance', async () => {
     const start = 37 * 1000 + 999;
-    const p = await keyWith(start);
+    const p = await t.keyWith(start);
     const outcomes = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        credits[i % 2].reserve(p, 1000).then(
+        t.credits[i % 2].reserve(p, 1000).then(
           () => 'held',
           (err: unknown) => (refused(err) ? 'refused' : err),
         ),
@@ -58,7 +37,7 @@ describe('credit leases', () => {
     expect(held * 1000).toBeLessThanOrEqual(start);
     // Refused only when neither this instance's lease nor the balance could cover one more.
     expect(held).toBeGreaterThanOrEqual(36);
-    const a = await credits[0].account(p.keyId);
+    const a = await t.credits[0].account(p.keyId);
     expect(a!.balanceMicros).toBeGreaterThanOrEqual(0);
     // Every micro-dollar is either in the balance or in a lease row.
     expect(a!.balanceMicros! + a!.leasedMicros).toBe(start);
@@ -68,7 +47,7 @@ describe('credit leases', () => {
   it('two instances spending one key until both refuse: settled never exceeds the balance, unspent is less than a hold per instance', async () => {
     const start = 100_000;
     const estimate = 700;
-    const p = await keyWith(start);
+    const p = await t.keyWith(start);
     let settled = 0;
     const worker = async (c: CreditService, seed: number) => {
       let refusals = 0;
@@ -86,73 +65,73 @@ describe('credit leases', () => {
         }
       }
     };
-    await Promise.all(Array.from({ length: 8 }, (_, i) => worker(credits[i % 2], i)));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => worker(t.credits[i % 2], i)));
     expect(settled).toBeLessThanOrEqual(start);
-    await credits[0].flush();
-    await credits[1].flush();
-    expect(await credits[1].spendable(p.keyId)).toBe(start - settled);
+    await t.credits[0].flush();
+    await t.credits[1].flush();
+    expect(await t.credits[1].spendable(p.keyId)).toBe(start - settled);
     // What no instance could hold any more: less than one estimate per instance.
     expect(start - settled).toBeLessThan(2 * estimate);
   });
 
   it('settles in memory and writes back in batches; a top-up lands in the balance while the lease keeps its own', async () => {
-    const p = await keyWith(1_000_000);
-    const hold = await credits[0].reserve(p, 1000);
+    const p = await t.keyWith(1_000_000);
+    const hold = await t.credits[0].reserve(p, 1000);
     // One draw: the larger of 20 holds and 1% of the balance.
     expect((await leaseRows(p.keyId)).map((r) => Number(r.amount_micros))).toEqual([20_000]);
-    expect(await credits[0].settle(hold, 400)).toEqual({ chargedMicros: 400, overageMicros: 0 });
-    expect(await credits[0].account(p.keyId)).toEqual({ balanceMicros: 980_000, leasedMicros: 19_600, overageMicros: 0 });
-    await stores[0].db.updateTable('api_keys').set({ credit_micros: 990_000 }).where('id', '=', p.keyId).execute();
-    expect(await credits[1].spendable(p.keyId)).toBe(990_000 + 19_600);
+    expect(await t.credits[0].settle(hold, 400)).toEqual({ chargedMicros: 400, overageMicros: 0 });
+    expect(await t.credits[0].account(p.keyId)).toEqual({ balanceMicros: 980_000, leasedMicros: 19_600, overageMicros: 0 });
+    await t.stores[0].db.updateTable('api_keys').set({ credit_micros: 990_000 }).where('id', '=', p.keyId).execute();
+    expect(await t.credits[1].spendable(p.keyId)).toBe(990_000 + 19_600);
   });
 
   it('takes and settles a hold the lease covers without a promise; a short lease and a cost beyond it still reach the database', async () => {
-    const p = await keyWith(100_000);
+    const p = await t.keyWith(100_000);
     // The first hold draws (a promise: 20 × 1000 into the lease), the next ones come from the lease at once.
-    const pending = credits[0].reserveNow(p, 1000);
+    const pending = t.credits[0].reserveNow(p, 1000);
     expect(pending).toBeInstanceOf(Promise);
     const first = await pending;
-    const now = credits[0].reserveNow(p, 1000);
+    const now = t.credits[0].reserveNow(p, 1000);
     expect(now).not.toBeInstanceOf(Promise);
-    expect(credits[0].settleNow(now as Awaited<typeof now>, 700)).toEqual({ chargedMicros: 700, overageMicros: 0 });
+    expect(t.credits[0].settleNow(now as Awaited<typeof now>, 700)).toEqual({ chargedMicros: 700, overageMicros: 0 });
     // A cost beyond the hold and the rest of the lease is charged to the balance: a promise.
-    const big = credits[0].reserveNow(p, 1000) as Awaited<typeof now>;
-    const settled = credits[0].settleNow(big, 90_000);
+    const big = t.credits[0].reserveNow(p, 1000) as Awaited<typeof now>;
+    const settled = t.credits[0].settleNow(big, 90_000);
     expect(settled).toBeInstanceOf(Promise);
     expect(await settled).toEqual({ chargedMicros: 90_000, overageMicros: 0 });
     // More than the lease and the balance hold together: refused, as reserve() refuses.
-    await expect(Promise.resolve().then(() => credits[0].reserveNow(p, 50_000))).rejects.toSatisfy(refused);
-    expect(await credits[0].settleNow(first, 1000)).toEqual({ chargedMicros: 1000, overageMicros: 0 });
-    await credits[0].flush();
-    const a = (await credits[0].account(p.keyId))!;
+    await expect(Promise.resolve().then(() => t.credits[0].reserveNow(p, 50_000))).rejects.toSatisfy(refused);
+    expect(await t.credits[0].settleNow(first, 1000)).toEqual({ chargedMicros: 1000, overageMicros: 0 });
+    await t.credits[0].flush();
+    const a = (await t.credits[0].account(p.keyId))!;
     expect(a.balanceMicros! + a.leasedMicros).toBe(100_000 - 700 - 90_000 - 1000);
     expect(a.overageMicros).toBe(0);
   });
 
   it('returns a crashed instance’s unspent lease to the balance once it expired, and only then', async () => {
-    const p = await keyWith(50_000);
+    const p = await t.keyWith(50_000);
     // An instance that drew and then died: its book never writes back or renews.
-    const dead = new LeaseBook(new LeasesRepo(stores[0].db), { ...options, ttlMs: 2000 });
+    const dead = new LeaseBook(new LeasesRepo(t.stores[0].db), { ...options, ttlMs: 2000 });
     const hold = await dead.reserve(p.keyId, 1000);
     expect(hold).not.toBeNull();
     dead.halt();
-    const repo = new LeasesRepo(stores[stores.length - 1].db);
+    const repo = new LeasesRepo(t.stores[t.stores.length - 1].db);
     expect(await repo.sweepExpired(options.graceMs)).toBe(0);
-    expect(Number((await new ReservationsRepo(stores[0].db).account(p.keyId))!.balanceMicros)).toBe(30_000);
+    expect(Number((await new ReservationsRepo(t.stores[0].db).account(p.keyId))!.balanceMicros)).toBe(30_000);
     // Past expiry and grace another instance gives it back, once.
     const later = Date.now() + 2000 + options.graceMs + 1;
     expect(await repo.sweepExpired(options.graceMs, later)).toBe(1);
     expect(await repo.sweepExpired(options.graceMs, later)).toBe(0);
-    expect(await credits[0].account(p.keyId)).toEqual({ balanceMicros: 50_000, leasedMicros: 0, overageMicros: 0 });
+    expect(await t.credits[0].account(p.keyId)).toEqual({ balanceMicros: 50_000, leasedMicros: 0, overageMicros: 0 });
   });
 
   it('gives every lease back at shutdown', async () => {
-    const p = await keyWith(10_000);
-    const h = await credits[0].reserve(p, 100);
-    await credits[0].settle(h, 60);
-    await books[0].close();
+    const p = await t.keyWith(10_000);
+    const h = await t.credits[0].reserve(p, 100);
+    await t.credits[0].settle(h, 60);
+    await t.books[0].close();
     expect(await leaseRows(p.keyId)).toEqual([]);
-    expect((await new ReservationsRepo(stores[0].db).account(p.keyId))!.balanceMicros).toBe(10_000 - 60);
+    expect((await new ReservationsRepo(t.stores[0].db).account(p.keyId))!.balanceMicros).toBe(10_000 - 60);
   });
 });
 

@@ -5,7 +5,7 @@ import { startGateway, usageRowsOf, type KeyOptions, type TestGateway } from './
 import { eventually } from './helpers/eventually.js';
 import { freshRedisPrefix } from './helpers/redis.js';
 import { rawRequest, buildRequest } from './helpers/raw-http.js';
-import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { generateApiKey } from '../src/auth/keys.js';
 import { createTask, isFinished, waitForTask } from './helpers/video.js';
 

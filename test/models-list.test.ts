@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
-import { validateConfig } from '../src/config/loader.js';
+import { validateConfig } from '../src/config-file/loader.js';
 import { applyConfig } from '../src/cluster/reload.js';
 
 describe('GET /v1/models', () => {

@@ -10,7 +10,7 @@ import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
 import { generateApiKey, hashApiKey, displayPrefix } from '../src/auth/keys.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { videoCostMicros } from '../src/limits/pricing.js';
 
 // Two `mediagate serve` processes on one fresh PostgreSQL database and one Redis (random key

@@ -10,7 +10,7 @@ import { eventually } from './helpers/eventually.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
 import { generateApiKey, hashApiKey, displayPrefix } from '../src/auth/keys.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import type { Family } from '../src/http/errors.js';
 
 // A PostgreSQL restart or failover, simulated by terminating every backend of the gateway's own

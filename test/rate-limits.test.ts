@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { freshRedisPrefix, keysUnder } from './helpers/redis.js';
 import { startProbeApp, until, type ProbeApp } from './helpers/probe-app.js';
-import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { suiteGateway } from './helpers/suite-gateway.js';
 
 // The repository stands alone: README, docs and code never send the reader to a file outside it,
@@ -49,6 +49,36 @@ describe('README and docs', () => {
     const files = ['README.md', ...filesUnder(join(ROOT, 'docs')), ...filesUnder(join(ROOT, 'src'))].map((f) => (f.startsWith('/') ? f : join(ROOT, f)));
     const offenders = files.filter((f) => /DESIGN\.md|\.\.\/shared|spec 2\.\d|\bthe spec\b/.test(readFileSync(f, 'utf8')));
     expect(offenders.map((f) => f.slice(ROOT.length + 1))).toEqual([]);
+  });
+
+  it('cite only files that exist', () => {
+    const docs = ['README.md', ...filesUnder(join(ROOT, 'docs')).map((f) => f.slice(ROOT.length + 1))];
+    const tracked = ['src', 'test', 'bench', 'bin', 'docs'].flatMap((d) => filesUnder(join(ROOT, d)));
+    const names = new Set([...tracked.map((f) => basename(f)), ...readdirSync(ROOT)]);
+    const missing: string[] = [];
+    for (const doc of docs) {
+      const text = readFileSync(join(ROOT, doc), 'utf8');
+      // A path from the repository's root; one with a placeholder (`<name>`, `*`, `{json,md}`) or
+      // the worked example's provider `acme` names a pattern, not a file.
+      for (const [, path] of text.matchAll(/(?<![\w./-])((?:src|test|bench|bin|docs)\/[\w./<>*{},-]*[\w>*}])/g)) {
+        if (/[<>*{}]|acme/.test(path)) continue;
+        // A test or script may be cited without its extension.
+        if (!['', '.test.ts', '.ts', '.mjs'].some((ext) => existsSync(join(ROOT, path + ext)))) missing.push(`${doc}: ${path}`);
+      }
+      // A file named alone in code quotes (`metered.ts`) must exist somewhere in the repository.
+      for (const [, name] of text.matchAll(/`([\w.-]+\.(?:mjs|cjs|js|ts))`/g)) if (!names.has(name)) missing.push(`${doc}: ${name}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('carry no lab notebook: benchmarks.md stays short, and no dated measurement outside its generated results', () => {
+    const bench = readFileSync(join(ROOT, 'docs', 'benchmarks.md'), 'utf8');
+    expect(bench.split('\n').length).toBeLessThanOrEqual(200);
+    const generated = /<!-- bench:results:start -->[\s\S]*<!-- bench:results:end -->/;
+    const docs = ['README.md', ...filesUnder(join(ROOT, 'docs')).map((f) => f.slice(ROOT.length + 1))];
+    // A measurement's date and time ("… 15:33 UTC"), the machine's load at the time or a "round of" work.
+    const dated = docs.filter((doc) => /\d\d:\d\d UTC\b|load average|\bround of\b/.test(readFileSync(join(ROOT, doc), 'utf8').replace(generated, '')));
+    expect(dated).toEqual([]);
   });
 
   it('keep the quick start to the two lines', () => {

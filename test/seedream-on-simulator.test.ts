@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { suiteGateway } from './helpers/suite-gateway.js';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { encodePng } from '../src/simulator/png.js';
 
 // The embedded default serves doubao-seedream-4-0-250828 from the in-process simulator; it must

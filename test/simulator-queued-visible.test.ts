@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { suiteGateway } from './helpers/suite-gateway.js';
-import { embeddedDefault } from '../src/config/defaults.js';
-import { validateConfig } from '../src/config/loader.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
+import { validateConfig } from '../src/config-file/loader.js';
 import { createTask, readTask } from './helpers/video.js';
 
 // With the embedded default, a client polling a simulator task sees every state of the table:

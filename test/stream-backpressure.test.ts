@@ -20,7 +20,8 @@ describe('stream back-pressure', () => {
 
   it('holds the upstream back while the client is not reading, then delivers everything', async () => {
     const prompt = Array.from({ length: WORDS }, (_, i) => `w${i}`).join(' ');
-    const body = JSON.stringify({ model: 'gpt-sim', stream: true, messages: [{ role: 'user', content: prompt }] });
+    // The whole echo (about 120 000 tokens) is within max_tokens: without it the simulator stops at 4096.
+    const body = JSON.stringify({ model: 'gpt-sim', stream: true, max_tokens: 130_000, messages: [{ role: 'user', content: prompt }] });
     const url = new URL(`${rig.gw.url}/v1/chat/completions`);
     const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
       const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${rig.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, resolve);

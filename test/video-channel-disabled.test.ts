@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../src/cluster/reload.js';
-import { validateConfig } from '../src/config/loader.js';
+import { validateConfig } from '../src/config-file/loader.js';
 import { sampleVideo } from '../src/simulator/mp4.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { balanceOf } from './helpers/provider-video.js';

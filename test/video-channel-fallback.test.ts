@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { createTask, isFinished, simFault, waitForTask } from './helpers/video.js';
 
 // Creating a task goes through the relay: a failing channel falls back to the next one, and the

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { createTask, eventually, isFinished, simFault, simVideoConfig, simVideoStats, waitForTask } from './helpers/video.js';
 
 // The poller: bounded concurrency per channel, no writes for unchanged answers, backoff on errors.

@@ -7,8 +7,9 @@ import { balanceOf, createAndFinish, expectAdapterDownloads, expectRefused, prov
 import { createTask, waitForTask } from './helpers/video.js';
 
 // Veo through a `gemini` channel, end to end against the simulator's Gemini API part: operation
-// names become gateway-minted task ids, image URLs reach Veo as base64, the video comes through
-// /content with the channel's key, a RAI-filtered result is a refunded FAILURE.
+// names become gateway-minted task ids, images reach Veo as base64 (a client's URL only when its
+// host is public), the video comes through /content with the channel's key, a RAI-filtered result
+// is a refunded FAILURE.
 
 describe('video provider: Veo (gemini channel)', () => {
   let rig: ProviderRig;
@@ -44,16 +45,18 @@ describe('video provider: Veo (gemini channel)', () => {
     expect(await balanceOf(rig.gw, id)).toBe(10_000_000 - 480_000);
   });
 
-  it('fetches image URLs and sends them inline (first frame, first + last, reference images)', async () => {
+  it('sends images inline (first frame, first + last, reference images); a loopback URL is refused on any channel', async () => {
     const { key } = await rig.gw.createKey();
-    const img = `${imageBase}/frame.png`;
+    const img = `data:image/png;base64,${patternImage(16, 16, 3).toString('base64')}`;
     for (const images of [[img], [{ url: img, role: 'first_frame' }, { url: img, role: 'last_frame' }], [{ url: img, role: 'reference_image' }]]) {
       const done = await createAndFinish(rig.gw, key, { model: 'veo-3.1-generate-preview', prompt: 'move', images, ...(images.length === 1 && typeof images[0] !== 'string' ? { duration: 8 } : {}) });
       expect(done.status, JSON.stringify(images)).toBe('SUCCESS');
     }
-    const missing = await createTask(rig.gw.url, key, { model: 'veo-3.1-generate-preview', prompt: 'x', images: [`${imageBase}/none.png`] });
-    expect(missing.status).toBe(400);
-    expect(missing.body.message).toMatch(/images\[0\].*404/);
+    // The channel allows private networks for what Veo hands back, never for a client's URL
+    // (test/video-client-image-url-guard.test.ts fetches a URL end to end on a simulator channel).
+    const local = await createTask(rig.gw.url, key, { model: 'veo-3.1-generate-preview', prompt: 'x', images: [`${imageBase}/frame.png`] });
+    expect(local.status).toBe(400);
+    expect(local.body.message).toMatch(/images\[0\].*not, or does not resolve to, a public address/);
   });
 
   it('refunds a RAI-filtered result and names the filter in fail_reason', async () => {

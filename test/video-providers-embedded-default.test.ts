@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { IMG, createTask, waitForTask } from './helpers/video.js';
 

@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { tempDir } from './helpers/gateway.js';
 import { freshDatabaseUrl } from './helpers/databases.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { createTask, eventually, isFinished, readTask, simVideoStats, waitForTask } from './helpers/video.js';
 
 // A gateway process killed with SIGKILL mid-task loses nothing: the task lives in the database,

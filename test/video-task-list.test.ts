@@ -83,7 +83,7 @@ describe('listing video tasks', () => {
     expect(sim.body.data.tasks.length + rest.body.data.tasks.length).toBe(15);
     expect(rest.body.data.has_more).toBe(false);
     const both = await list(gw, owner.key, '?model=sim-video&status=SUCCESS&limit=100');
-    expect(both.body.data.tasks.map((t: any) => t.data.id).sort()).toEqual(['seed-0', 'seed-12', 'seed-18', 'seed-24', 'seed-30', 'seed-36', 'seed-42', 'seed-6'].sort());
+    expect(both.body.data.tasks.map((t: any) => t.task_id).sort()).toEqual([0, 6, 12, 18, 24, 30, 36, 42].map((i) => seededRow(owner.id, i).task_id).sort());
   });
 
   it('pages every filter combination (status, model, both, neither) to exactly its tasks, in order', async () => {
@@ -123,7 +123,7 @@ describe('listing video tasks', () => {
     expect(mine.body.data.tasks.map((t: any) => t.task_id)).toEqual([created.body.data.task_id]);
     expect(mine.body.data.has_more).toBe(false);
     const theirs = await list(gw, other.key, '?limit=100');
-    expect(theirs.body.data.tasks.map((t: any) => t.data.id)).toEqual(['seed-1000']);
+    expect(theirs.body.data.tasks.map((t: any) => t.task_id)).toEqual([seededRow(other.id, 1000).task_id]);
     const owners = await list(gw, owner.key, '?limit=100');
     expect(owners.body.data.tasks.map((t: any) => t.task_id)).not.toContain(created.body.data.task_id);
   });

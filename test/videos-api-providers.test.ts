@@ -7,7 +7,7 @@ import { KLING_DEFAULT_MODELS } from '../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../src/providers/minimax/models.js';
 import { encodePng } from '../src/simulator/png.js';
-import { embeddedDefault } from '../src/config/defaults.js';
+import { embeddedDefault } from '../src/config-file/defaults.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { providerRig, type ProviderRig } from './helpers/provider-video.js';
 import { readTask, untilDone } from './helpers/video.js';

@@ -7,7 +7,7 @@ import { tempDir } from './helpers/gateway.js';
 import { freshDatabaseUrl } from './helpers/databases.js';
 import { runCli, spawnGateway, type GatewayProcess } from './helpers/gateway-process.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
-import { SIMULATOR_MODELS } from '../src/config/defaults.js';
+import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { createTask, eventually } from './helpers/video.js';
 import { startReceiver, webhookHeaders } from './helpers/webhook-receiver.js';
 

@@ -15,7 +15,7 @@ export const VIDEO_MODEL = 'doubao-seedance-1-0-pro-250528';
  * simulator, and the simulator's own catalogue, so GET /v1/models answers a realistic list.
  */
 export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
-  const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config/defaults.js'));
+  const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config-file/defaults.js'));
   const chatPrice = { input_per_million: 0.15, output_per_million: 0.6 };
   const config = {
     // All load comes from one address (loopback): the per-client connection cap (default 1,024)

@@ -10,7 +10,7 @@
 // too, in the same rounds, so both builds meet the same outside load:
 //   git worktree add --detach /tmp/prehub 3e6fdcb^ && ln -s "$PWD/node_modules" /tmp/prehub/
 //   node bench/run.mjs --only=convert --baseline-root=/tmp/prehub
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fetch } from 'undici';
@@ -72,7 +72,9 @@ const BASELINE = (name) => `baseline ${name}`;
  */
 async function baselineConfig(ctx, baselineRoot) {
   const cfg = JSON.parse(readFileSync(ctx.configPath, 'utf8'));
-  const { SIMULATOR_MODELS = {} } = await import(join(baselineRoot, 'dist/config/defaults.js'));
+  // The embedded default moved from config/ to config-file/; a baseline build may have either.
+  const defaultsFile = ['dist/config-file/defaults.js', 'dist/config/defaults.js'].map((f) => join(baselineRoot, f)).find((f) => existsSync(f));
+  const { SIMULATOR_MODELS = {} } = defaultsFile ? await import(defaultsFile) : {};
   const models = [...new Set(PATHS.filter((p) => BASELINE_PATHS.includes(p.name)).map((p) => p.model))];
   const { max_connections_per_client: _cap, ...server } = cfg.server;
   const out = {

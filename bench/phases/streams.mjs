@@ -24,7 +24,7 @@ export async function streamsPhase(ctx) {
   // taken from the best round (the target compares the rounds one by one: report.mjs); streams
   // held and failures over all rounds (the fewest held, every failure); peak RSS from the first
   // round, the one burst in a fresh process (a later one starts from the connection pool the
-  // first left idle: docs/benchmarks.md, "Memory"), every round's in `rounds`.
+  // first left idle: docs/benchmarks.md, "Peak RSS"), every round's in `rounds`.
   const rounds = {};
   for (let pass = 0; pass < (P.streams.rounds ?? 1); pass++) {
     for (const [name, t] of Object.entries(streamTargets)) {

@@ -1,4 +1,5 @@
 import { GatewayError } from '../http/errors.js';
+import { unsafeNameProblem } from '../http/names.js';
 
 // The admin family's errors: `{"error":{"code","message"}}` (rendered by the app's error handler).
 export const adminErrors = {
@@ -12,3 +13,10 @@ export const adminErrors = {
     new GatewayError(429, 'rate_limit_exceeded', 'Too many login attempts from this address; wait a minute.', { 'retry-after': String(retryAfterS) }),
   unavailable: (message: string) => new GatewayError(503, 'unavailable', message),
 };
+
+/** A name an operator chose, as given, or a 400 naming the control character it must not hold. */
+export function checkedName(name: string): string {
+  const problem = unsafeNameProblem(name);
+  if (problem) throw adminErrors.invalid(`name ${problem}`);
+  return name;
+}

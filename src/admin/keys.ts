@@ -4,7 +4,7 @@ import { keyModels, type ApiKeyRow, type KeysRepo } from '../store/repos/keys.js
 import type { ReservationsRepo } from '../store/repos/reservations.js';
 import type { HoldsRepo } from '../store/repos/holds.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
-import { adminErrors } from './errors.js';
+import { adminErrors, checkedName } from './errors.js';
 import { parseSignedUsd, usd } from './money.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
@@ -180,7 +180,7 @@ export class KeyAdmin {
   private name(v: unknown): string | undefined {
     if (v === undefined) return undefined;
     if (typeof v !== 'string' || !v.trim() || v.length > 100) throw adminErrors.invalid('name must be a non-empty string of at most 100 characters');
-    return v.trim();
+    return checkedName(v.trim());
   }
 
   private models(v: unknown): string[] | null | undefined {

@@ -3,7 +3,7 @@ import { generateAdminToken, hashAdminToken, looksLikeAdminToken, adminTokenPref
 import { hashesEqual } from '../auth/keys.js';
 import type { AdminTokensRepo, AdminTokenRow } from '../store/repos/admin-tokens.js';
 import type { AdminSessionsRepo } from '../store/repos/admin-sessions.js';
-import { adminErrors } from './errors.js';
+import { adminErrors, checkedName } from './errors.js';
 
 /** Who is acting in the admin API: an admin token (directly, or through a console session). */
 export interface AdminActor {
@@ -41,6 +41,7 @@ export class AdminAccess {
   async create(name: string): Promise<{ token: AdminTokenView; secret: string }> {
     const n = name.trim();
     if (!n || n.length > 100) throw adminErrors.invalid('an admin token needs a name of 1 to 100 characters');
+    checkedName(n);
     if (await this.tokens.findByName(n)) throw adminErrors.conflict(`an admin token named ${JSON.stringify(n)} exists already; revoke it first or pick another name`);
     const secret = generateAdminToken();
     const row = await this.tokens.create(n, hashAdminToken(secret), adminTokenPrefix(secret));

@@ -1,6 +1,7 @@
 import type { UsageRepo, UsageTotal } from '../store/repos/usage.js';
 import type { UsageCursor, UsageFilter, UsageGroup, UsageGroupTotal, UsageReportsRepo, UsageRow } from '../store/repos/usage-reports.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { csvLine } from './csv.js';
 import { adminErrors } from './errors.js';
 import { usd } from './money.js';
 import { int, oneOf, str, time, type Query } from './query.js';
@@ -41,13 +42,8 @@ function view(r: UsageRow): UsageView {
 }
 
 const CSV_COLUMNS: (keyof UsageView)[] = ['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms'];
-
-function csvCell(v: unknown): string {
-  const s = String(v);
-  // A cell starting with = + - @ would run as a formula in a spreadsheet: quote it with a leading '.
-  const safe = /^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s) ? `'${s}` : s;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
+/** Columns the gateway fills with numbers; the others can carry text a client sent (a model name). */
+const CSV_NUMERIC = new Set<keyof UsageView>(['id', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms']);
 
 export class UsageAdmin {
   constructor(
@@ -95,7 +91,7 @@ export class UsageAdmin {
     for (;;) {
       const rows = await this.reports.page(f, batch, after);
       if (!rows.length) return;
-      yield rows.map((r) => CSV_COLUMNS.map((c) => csvCell(view(r)[c])).join(',')).join('\n') + '\n';
+      yield rows.map((r) => csvLine(view(r), CSV_COLUMNS, CSV_NUMERIC)).join('\n') + '\n';
       const last = rows[rows.length - 1];
       after = { createdAt: last.created_at, id: last.id };
       if (rows.length < batch) return;

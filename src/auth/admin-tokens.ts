@@ -1,4 +1,5 @@
-import { randomBase62, hashApiKey } from './keys.js';
+import { hashApiKey } from './keys.js';
+import { randomBase62 } from '../ids.js';
 
 /** Admin tokens: `mga-` + 48 base62 characters, kept only as their SHA-256 (like application keys). */
 export const ADMIN_TOKEN_PREFIX = 'mga-';

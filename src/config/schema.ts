@@ -160,6 +160,9 @@ export const ConfigSchema = Type.Object(
         // The absolute base of URLs the gateway hands out (video /content links, provider callbacks),
         // e.g. https://gateway.example.com. Unset: the request's own scheme and Host.
         public_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })),
+        // Reverse proxies (addresses or CIDRs) whose X-Forwarded-For and X-Forwarded-Proto are
+        // believed: the admin API's client address (login limit, audit) and https (Secure cookie).
+        trusted_proxies: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [] }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -269,6 +272,9 @@ export const ConfigSchema = Type.Object(
         // Days a stored Responses API answer (and its items) stays retrievable; `store: false`
         // requests keep nothing.
         retain_days: Type.Number({ exclusiveMinimum: 0, default: 30 }),
+        // What one key may keep stored; past either, its least recently used responses are evicted.
+        max_per_key: Int({ minimum: 1, default: 10_000 }),
+        max_mb_per_key: Type.Number({ exclusiveMinimum: 0, default: 100 }),
       },
       { additionalProperties: false, default: {} },
     ),

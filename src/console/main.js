@@ -4,6 +4,7 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { api, setCsrf } from './api.js';
 import { html } from './ui.js';
+import { shown } from './text.js';
 import { Login } from './pages/login.js';
 import { Overview } from './pages/overview.js';
 import { Keys } from './pages/keys.js';
@@ -81,7 +82,7 @@ function App() {
     <header>
       <strong>mediagate</strong>
       <nav>${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} class=${current === id ? 'active' : ''}>${label}</a>`)}</nav>
-      <span class="who">${session.name}</span>
+      <span class="who">${shown(session.name)}</span>
       <button type="button" id="logout" onClick=${logout}>Log out</button>
     </header>
     <main><${Page} route=${route} /></main>

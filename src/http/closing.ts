@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorBody, errors, familyOf } from './errors.js';
+import { errorBody, errors, familyHeaders, familyOf } from './errors.js';
 
 // While the app closes (SIGTERM, SIGINT), the listening socket is closed and idle keep-alive
 // connections are dropped; a request can still arrive on a connection that was busy when closing
@@ -26,8 +26,10 @@ export function answerWhileClosing(app: FastifyInstance): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (!closing) return next(req, res);
     const err = errors.shuttingDown();
-    const text = JSON.stringify(errorBody(familyOf(req.url ?? ''), err));
+    const family = familyOf(req.url ?? '');
+    const text = JSON.stringify(errorBody(family, err));
     res.writeHead(err.status, {
+      ...familyHeaders(family),
       ...err.headers,
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),

@@ -16,8 +16,8 @@ declare module 'fastify' {
 /**
  * What the gateway's chat path needs of a client's departure: whether it happened (and why), and a
  * callback when it does. An AbortSignal is one; the front door's requests get a LightSignal, which
- * costs a small fraction of an AbortController (made per request, it was ~2% of a chat request's
- * CPU). Code that needs a real AbortSignal (AbortSignal.any, fetch) takes the AbortSignal type.
+ * is much cheaper to make per request than an AbortController. Code that needs a real AbortSignal
+ * (AbortSignal.any, fetch) takes the AbortSignal type.
  */
 export type DepartureSignal = AbortLike;
 
@@ -153,8 +153,7 @@ export function clientGone(request: Departing): boolean {
  * SQLite hold completes synchronously), before the loop has read the client's FIN or RST that
  * arrived right behind the request: passing the loop's I/O phase first (setImmediate) lets the
  * departure be seen. Microseconds on an idle loop; under load, the rest of a loop iteration full of
- * other requests' events (about 10 ms of time-to-first-token p99 while 500 streams a second open,
- * docs/benchmarks.md): the price of making no upstream call for a client that has left.
+ * other requests' events: the price of making no upstream call for a client that has left.
  */
 export function clientStillThere(signal: DepartureSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);

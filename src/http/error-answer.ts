@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyError } from 'fastify';
-import { GatewayError, errorBody, errors, familyOf } from './errors.js';
+import { GatewayError, errorBody, errors, familyHeaders, familyOf } from './errors.js';
 import { redact } from './redact.js';
 import { tooLarge } from './request-guards.js';
 import { validationMessage, type SchemaError } from './validation-message.js';
@@ -16,7 +16,8 @@ export function errorAnswer(err: unknown, url: string, log: Pick<FastifyBaseLogg
   const g = toGatewayError(err);
   // The message may quote client input (a pasted key): scrub it like an answer.
   if (g.status >= 500) log.error({ err: { message: redact((err as Error)?.message ?? String(err)), code: (err as FastifyError)?.code } }, 'request failed');
-  return { status: g.status, headers: g.headers, body: errorBody(familyOf(url), g) };
+  const family = familyOf(url);
+  return { status: g.status, headers: { ...familyHeaders(family), ...g.headers }, body: errorBody(family, g) };
 }
 
 /** Maps anything thrown in a request to the gateway's status table. */

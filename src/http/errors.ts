@@ -27,6 +27,14 @@ export function familyOf(url: string): Family {
   return 'plain';
 }
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+const ADMIN_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'cache-control': 'no-store' });
+
+/** Headers every answer of a family carries, errors included: no cache keeps an admin answer. */
+export function familyHeaders(family: Family): Readonly<Record<string, string>> {
+  return family === 'admin' ? ADMIN_HEADERS : NO_HEADERS;
+}
+
 const OPENAI_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'invalid_request_error',

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, errorBody, familyOf } from './errors.js';
+import { GatewayError, errorBody, familyHeaders, familyOf } from './errors.js';
 
 // Errors raised before a request reaches a route — by the router (bad percent-encoding, an overlong
 // path parameter) or by Node's HTTP parser (malformed request line or headers, oversized headers) —
@@ -14,7 +14,7 @@ export function renderFrameworkError(err: FastifyError, request: FastifyRequest,
     err.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? new GatewayError(400, family === 'video' ? 'invalid_task_id' : 'invalid_request', 'A path segment of this request is longer than this gateway accepts.')
       : new GatewayError(400, 'invalid_request', 'The request path is not validly encoded.');
-  void reply.code(g.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(errorBody(family, g)));
+  void reply.code(g.status).headers(familyHeaders(family)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(errorBody(family, g)));
 }
 
 /** Fastify's `clientErrorHandler` option: Node could not parse the request, so there is no request object. */
@@ -24,10 +24,12 @@ export function renderClientError(err: Error & { code?: string; rawPacket?: unkn
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') g = new GatewayError(408, 'request_timeout', 'The request was not received in time.');
   else if (err.code === 'HPE_HEADER_OVERFLOW') g = new GatewayError(431, 'request_too_large', 'The request headers are larger than this gateway accepts.');
   else g = new GatewayError(400, 'invalid_request', 'The request is not valid HTTP.');
-  const body = JSON.stringify(errorBody(familyOf(pathOf(err.rawPacket)), g));
+  const family = familyOf(pathOf(err.rawPacket));
+  const body = JSON.stringify(errorBody(family, g));
+  const extra = Object.entries(familyHeaders(family)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${g.status} ${STATUS_CODES[g.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${g.status} ${STATUS_CODES[g.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy();

@@ -43,7 +43,7 @@ interface RegistryMetric {
  *
  * The two per-request metrics are kept in plain counters and exposed to the registry as metric
  * objects of their own: prom-client's labelled children convert, validate and hash their label
- * object on every call, which costs a cheap request (GET /v1/models) about 5% of its CPU. The
+ * object on every call, a visible share of a cheap request such as GET /v1/models. The
  * exposition (names, HELP, TYPE, label order, series order, values, `le` bounds and "+Inf",
  * _sum and _count) is the one prom-client's Counter and Histogram print for the same requests.
  */

@@ -37,8 +37,8 @@ export function registerRequestGuards(app: FastifyInstance, bodyLimitBytes: numb
 /**
  * Whether any object or array sits deeper than `max` levels (the root is level 1). Recursive, but
  * never more than `max` calls deep: a level past `max` answers at once, so a hostile body cannot
- * overflow the stack here. No array or pair is built per container (an iterative walk over
- * `Object.values` cost 4.1 µs on a 20-message chat body, this 0.9 µs).
+ * overflow the stack here. No array or pair is built per container: this walk runs on every JSON
+ * body.
  */
 export function depthExceeds(root: object, max: number): boolean {
   return deeper(root, 1, max);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, errorBody, familyOf } from './errors.js';
+import { GatewayError, errorBody, familyHeaders, familyOf } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,6 +13,8 @@ export interface RouteInfo {
   url: string;
   /** Whether the route needs a key (`config.auth`). */
   auth: boolean;
+  /** The ledger endpoint name of a billable route (`config.billable`): every request to it gets a usage row. */
+  billable?: string;
 }
 
 interface Entry extends RouteInfo {
@@ -27,13 +29,13 @@ interface Entry extends RouteInfo {
 export class RouteTable {
   private readonly entries: Entry[] = [];
 
-  add(method: string, url: string, auth = false): void {
+  add(method: string, url: string, auth = false, billable?: string): void {
     if (this.entries.some((e) => e.method === method && e.url === url)) return;
-    this.entries.push({ method, url, auth, segments: url.split('/') });
+    this.entries.push({ method, url, auth, billable, segments: url.split('/') });
   }
 
   routes(): RouteInfo[] {
-    return this.entries.map(({ method, url, auth }) => ({ method, url, auth }));
+    return this.entries.map(({ method, url, auth, billable }) => ({ method, url, auth, billable }));
   }
 
   /** Methods some route accepts on this concrete path (no query), sorted; empty when none does. */
@@ -81,13 +83,14 @@ export function registerRouteErrors(app: FastifyInstance): RouteTable {
   app.decorate('routeTable', table);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const auth = Boolean((route.config as { auth?: boolean } | undefined)?.auth);
-    for (const m of methods) table.add(String(m).toUpperCase(), route.url, auth);
+    const config = route.config as { auth?: boolean; billable?: string } | undefined;
+    for (const m of methods) table.add(String(m).toUpperCase(), route.url, Boolean(config?.auth), config?.billable);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const family = familyOf(request.url);
     const allowed = table.allowed(path);
+    reply.headers(familyHeaders(family));
     if (allowed.length) {
       const g = new GatewayError(405, 'method_not_allowed', `${printable(path)} does not accept ${request.method}; it accepts ${allowed.join(', ')}.`);
       return reply.code(405).header('allow', allowed.join(', ')).send(errorBody(family, g));

@@ -1,4 +1,4 @@
-import { randomBase62 } from '../auth/keys.js';
+import { randomBase62 } from '../ids.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 
@@ -14,6 +14,8 @@ import { isDatabaseUnavailable } from '../store/unavailable.js';
 //   never exceed balance + leases: a key cannot be overdrawn by parallel instances;
 // - a real cost above its hold takes from the lease, then from the balance, then is owed
 //   (the overage of docs/limits.md);
+// - money coming back to the key pays what it owes first (creditBack), and a lease whose key owes
+//   is given back at its next write-back: a key never both has money and owes;
 // - a crashed instance's lease returns to the balance after it expired (sweepExpired);
 // - settled amounts reach the database within `flushMs`, at shutdown, and before any draw.
 
@@ -45,7 +47,7 @@ interface Lease {
   spent: number;
   /** Holds are admitted only until then (renewed by every draw and write-back). */
   validUntil: number;
-  /** The key owes money (as the database last said): refused until topped up. */
+  /** The key owes money (as the database last said): no holds; the unheld lease goes back to pay it. */
   owes: boolean;
   /** No database answer seen yet for this key in this process. */
   fresh: boolean;
@@ -147,7 +149,7 @@ export class LeaseBook {
    * it. `background` (the timer's write-backs): never waits for a SQLite write lock; a failed write
    * keeps its amounts here for the next one.
    */
-  private async writeBack(l: Lease, close: boolean, background = false): Promise<void> {
+  private async writeBack(l: Lease, close: boolean, background = false): Promise<number> {
     const spent = l.spent;
     const give = close ? l.available : 0;
     l.spent = 0;
@@ -164,6 +166,7 @@ export class LeaseBook {
         l.available = 0;
         l.validUntil = 0;
       } else l.validUntil = close && l.holds === 0 ? 0 : started + this.opts.ttlMs;
+      return r.overage;
     } catch (err) {
       l.spent += spent;
       l.available += give;
@@ -217,8 +220,10 @@ export class LeaseBook {
     for (const l of this.leases.values()) {
       const idle = l.holds === 0 && now - l.lastUse > this.opts.idleMs && (l.available > 0 || l.spent > 0 || l.validUntil > 0);
       const renew = l.validUntil > 0 && l.validUntil - now < this.opts.ttlMs / 2;
-      if (l.spent > 0 || idle || renew) {
-        this.run(l, () => this.writeBack(l, idle, true)).catch((err) => this.backgroundFailed(err));
+      // A key that owes takes no holds: what its lease has unheld pays the debt instead.
+      const giveBack = idle || (l.owes && l.available > 0);
+      if (l.spent > 0 || giveBack || renew) {
+        this.run(l, () => this.writeBack(l, giveBack, true)).catch((err) => this.backgroundFailed(err));
       }
     }
   }
@@ -232,11 +237,24 @@ export class LeaseBook {
     this.onError(err);
   }
 
+  /**
+   * The key was found owing (a video task cost more than its hold and the balance): this instance's
+   * unheld lease goes back now, paying the debt as far as it goes. Returns what the key still owes,
+   * or undefined when this instance has no lease of the key to give.
+   */
+  async payOwed(keyId: string): Promise<number | undefined> {
+    const l = this.leases.get(keyId);
+    if (!l || this.closed) return undefined;
+    // No more holds meanwhile; should the write below fail, the timer's next write-back gives back.
+    l.owes = true;
+    return this.run(l, async () => (l.available > 0 || l.spent > 0 ? this.writeBack(l, true) : undefined));
+  }
+
   /** Writes everything settled so far (tests and `keys list` read the database after it). */
   async flush(keyId?: string): Promise<void> {
     const targets = keyId ? [this.leases.get(keyId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
     // Queued behind any write already running (it may hold amounts this call must see written).
-    await Promise.all(targets.map((l) => this.run(l, () => (l.spent > 0 ? this.writeBack(l, false) : Promise.resolve()))));
+    await Promise.all(targets.map((l) => this.run(l, async () => (l.spent > 0 ? void (await this.writeBack(l, false)) : undefined))));
   }
 
   /** Shutdown: writes back and returns every lease (a lease with holds still open stays until its expiry). */

@@ -143,7 +143,22 @@ export class CreditService {
       return { chargedMicros: charge, overageMicros: owed };
     }
     if (!hold.reservationId) return { chargedMicros: Number.isNaN(cost) ? ('amountMicros' in hold ? hold.amountMicros : 0) : cost, overageMicros: 0 };
-    return this.repo.settle(hold.reservationId, cost).then((r) => (r.closed ? { chargedMicros: r.chargedMicros, overageMicros: r.overageMicros } : null));
+    return this.repo.settle(hold.reservationId, cost).then(async (r) => {
+      if (!r.closed) return null;
+      return { chargedMicros: r.chargedMicros, overageMicros: r.overageMicros > 0 ? await this.owedAfterLease(r.keyId, r.overageMicros) : 0 };
+    });
+  }
+
+  /**
+   * A reservation's settle left `owed` that the stored balance could not cover, while this
+   * instance may hold a lease of the key's money: the lease goes back first and pays it. Returns
+   * the part of `owed` still owed after that (other instances' leases pay the rest as they return).
+   */
+  private async owedAfterLease(keyId: string, owed: number): Promise<number> {
+    // The settle is done: a give-back that fails now is left to the lease's next write-back (the
+    // key owes, so it gives back what it has), and the settle still answers for its ledger row.
+    const still = await this.leases?.book.payOwed(keyId).catch(() => undefined);
+    return still === undefined ? owed : Math.min(owed, still);
   }
 
   /** Returns the held amount; true when this call closed the hold. */

@@ -4,7 +4,7 @@ import { GatewayError } from '../http/errors.js';
 import { whenClosed, type Departing } from '../http/departure.js';
 import type { KeyAdmission, RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
-import { LEDGER_ENDPOINTS, markUsageRecorded } from './usage-backstop.js';
+import { ledgerEndpointOf, markUsageRecorded } from './usage-backstop.js';
 import type { Slot } from './limit-store.js';
 
 export interface LimitContext {
@@ -35,22 +35,22 @@ export interface LimitSubject {
  * The key's rpm and concurrency of an authenticated request: `done()` when admitted (its slot is
  * freed when the response closes, its rate-limit headers set on `reply`), `done(err)` when
  * refused (the refusal's ledger row written). Synchronous for a key without limits or with limits
- * kept in memory. `url` is the route's pattern (the ledger's endpoint).
+ * kept in memory. `endpoint` is the refusal row's endpoint: the route's billable name, else its pattern.
  */
-export function admitKeyLimits(ctx: LimitContext, request: LimitSubject & Departing, url: string, reply: HeaderSink, done: (err?: Error) => void): void {
+export function admitKeyLimits(ctx: LimitContext, request: LimitSubject & Departing, endpoint: string, reply: HeaderSink, done: (err?: Error) => void): void {
   const p = request.principal;
   if (!p || (p.concurrency <= 0 && p.rpm <= 0)) return done();
   let admission;
   try {
     admission = ctx.limits.admitKeyNow(p);
   } catch (err) {
-    return refuseKey(ctx, request, url, err as Error, done);
+    return refuseKey(ctx, request, endpoint, err as Error, done);
   }
   // Closures only for a shared store's promise: limits kept in memory answer without one.
   if (admission instanceof Promise)
     admission.then(
       (a) => applyAdmission(request, a, reply, done),
-      (err: Error) => refuseKey(ctx, request, url, err, done),
+      (err: Error) => refuseKey(ctx, request, endpoint, err, done),
     );
   else applyAdmission(request, admission, reply, done);
 }
@@ -67,8 +67,8 @@ function applyAdmission(request: Departing, admission: KeyAdmission, reply: Head
   done();
 }
 
-function refuseKey(ctx: LimitContext, request: LimitSubject & Departing, url: string, err: Error, done: (err?: Error) => void): void {
-  recordRefusal(ctx, request, url, '', err);
+function refuseKey(ctx: LimitContext, request: LimitSubject & Departing, endpoint: string, err: Error, done: (err?: Error) => void): void {
+  recordRefusal(ctx, request, endpoint, '', err);
   done(err);
 }
 
@@ -100,7 +100,7 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
   // Callback hooks: a key or model without a limit (nothing to count) passes without a promise.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.routeOptions.config?.auth || !request.principal) return done();
-    admitKeyLimits(ctx, request, request.routeOptions.url ?? '', reply, done);
+    admitKeyLimits(ctx, request, ledgerEndpointOf(request), reply, done);
   });
 
   app.addHook('preHandler', (request, _reply, done) => {
@@ -117,25 +117,25 @@ export function registerRateLimits(app: FastifyInstance, limits: RateLimits, led
  * model the key may not use: the route answers 403 and the model's budget stays for allowed callers.
  */
 export async function limitModel(request: FastifyRequest, model: string): Promise<void> {
-  return limitModelIn(request.server.rateLimits, request, request.routeOptions.url ?? '', model);
+  return limitModelIn(request.server.rateLimits, request, ledgerEndpointOf(request), model);
 }
 
-/** limitModel() with the limits and the route's pattern given (the front door's requests have no server). */
-export async function limitModelIn(ctx: LimitContext, request: LimitSubject, url: string, model: string): Promise<void> {
+/** limitModel() with the limits and the refusal row's endpoint given (the front door's requests have no server). */
+export async function limitModelIn(ctx: LimitContext, request: LimitSubject, endpoint: string, model: string): Promise<void> {
   if (request.rateLimitedModel === model) return;
   if (request.principal && !mayUseModel(request.principal, model)) return;
   try {
     await ctx.limits.admitModel(model);
   } catch (err) {
     if (request.principal) await ctx.limits.refundKey(request.principal);
-    recordRefusal(ctx, request, url, model, err);
+    recordRefusal(ctx, request, endpoint, model, err);
     throw err;
   }
   request.rateLimitedModel = model;
 }
 
 /** A request refused by a limit never reaches its route, so its ledger row is written here. */
-function recordRefusal(ctx: LimitContext, request: LimitSubject, url: string, model: string, err: unknown): void {
+function recordRefusal(ctx: LimitContext, request: LimitSubject, endpoint: string, model: string, err: unknown): void {
   const { ledger } = ctx;
   if (!ledger || !request.principal || !(err instanceof GatewayError) || err.status !== 429) return;
   markUsageRecorded(request);
@@ -143,7 +143,7 @@ function recordRefusal(ctx: LimitContext, request: LimitSubject, url: string, mo
     key_id: request.principal.keyId,
     model,
     channel: '',
-    endpoint: LEDGER_ENDPOINTS[url] ?? url,
+    endpoint,
     status: 429,
     input_units: 0,
     output_units: 0,

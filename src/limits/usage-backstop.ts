@@ -13,17 +13,22 @@ declare module 'fastify' {
     /** The model a body that is not JSON named (a multipart `model` field), for the refusal row. */
     usageModel: string;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route is billable: its ledger endpoint name (as its metered call writes it). Every
+     * authenticated request to it gets one ledger row, the ones refused before the hold included.
+     */
+    billable?: string;
+  }
 }
 
-// Ledger endpoint names as the routes write them.
-export const LEDGER_ENDPOINTS: Record<string, string> = {
-  '/v1/chat/completions': 'chat',
-  '/v1/messages': 'messages',
-  '/v1/images/generations': 'images.generations',
-  '/v1/images/edits': 'images.edits',
-  '/v1/video/generations': 'video',
-  '/v1/videos': 'video',
-};
+/**
+ * The ledger endpoint of a request's route: its billable name, else its pattern (a rate-limit
+ * refusal of any route is recorded).
+ */
+export function ledgerEndpointOf(request: FastifyRequest): string {
+  return request.routeOptions.config?.billable ?? request.routeOptions.url ?? '';
+}
 
 /**
  * Called by routes whose body the hook cannot read (multipart) as soon as the request names its
@@ -61,20 +66,17 @@ export interface BackstopSubject extends Departing {
 type Ledger = Pick<UsageLedger, 'record'>;
 
 /**
- * The row of an authenticated request to a billable endpoint (`url`: the route's pattern) that no
- * route recorded: no units, no cost. Billable requests are POSTs; a refused read (GET of the task
- * list at the same path) costs nothing to record.
+ * The row of an authenticated request to a billable route (`billable`: its ledger endpoint name,
+ * undefined for a route that is not billable) that no route recorded: no units, no cost.
  */
-export function recordBackstop(ledger: Ledger, request: BackstopSubject, url: string, status: number, latencyMs: number): void {
-  if (request.method !== 'POST' || !request.principal) return;
-  const endpoint = LEDGER_ENDPOINTS[url];
-  if (!endpoint || !claimUsageRow(request)) return;
+export function recordBackstop(ledger: Ledger, request: BackstopSubject, billable: string | undefined, status: number, latencyMs: number): void {
+  if (!billable || !request.principal || !claimUsageRow(request)) return;
   const body = request.body as { model?: unknown } | null | undefined;
   ledger.record({
     key_id: request.principal.keyId,
     model: body && typeof body === 'object' && typeof body.model === 'string' ? body.model.slice(0, 200) : request.usageModel,
     channel: '',
-    endpoint,
+    endpoint: billable,
     status,
     input_units: 0,
     output_units: 0,
@@ -101,20 +103,20 @@ export function watchUnrouted(request: BackstopSubject, res: ServerResponse, dep
 /**
  * One ledger row per request: routes write the rows of requests that reached the credit hold (with
  * units, cost and channel); this hook writes the row of an authenticated request to a billable
- * endpoint that was refused before that (bad body, unknown or forbidden model, no credit), with no
- * units and no cost. A request without a valid key has no key to record.
+ * route (`config.billable`) that was refused before that (bad body, unknown or forbidden model, no
+ * credit), with no units and no cost. A request without a valid key has no key to record.
  */
 export function registerUsageBackstop(app: FastifyInstance, ledger: Ledger): { departed(request: FastifyRequest): void } {
   app.decorateRequest('usageRecorded', false);
   app.decorateRequest('usageModel', '');
   app.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode >= 400) recordBackstop(ledger, request, request.routeOptions.url ?? '', reply.statusCode, reply.elapsedTime);
+    if (reply.statusCode >= 400) recordBackstop(ledger, request, request.routeOptions.config?.billable, reply.statusCode, reply.elapsedTime);
     done();
   });
   // A client gone before its request reached a route that records (while its key was checked or its
   // body read): 499, nginx's "client closed request".
   // Fastify keeps no arrival time for a request that never got a reply; its latency is unknown.
-  const departed = (request: FastifyRequest) => recordBackstop(ledger, request, request.routeOptions.url ?? '', 499, 0);
+  const departed = (request: FastifyRequest) => recordBackstop(ledger, request, request.routeOptions.config?.billable, 499, 0);
   app.addHook('onRequestAbort', (request, done) => {
     departed(request);
     done();

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { errors } from '../http/errors.js';
 import { allowsPrivateNetwork, FetchRefused, guardedGet } from '../upstream/address-guard.js';
+import { SIMULATOR_IMAGE_FILES } from './simulator/wire.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import { readJsonBody } from '../upstream/json.js';
 import type { Target } from '../upstream/target.js';
@@ -86,16 +87,25 @@ export interface ImageBytes {
 }
 
 /**
+ * Whether a client's image URL is one of the simulator's own image files on this channel (its
+ * origin, its files path): the only URL a client may point at a non-public address. The channel's
+ * `allow_private_network` is about URLs its provider hands the gateway, never a client's.
+ */
+function isSimulatorImageFile(target: Target, url: URL): boolean {
+  return target.channel.type === 'simulator' && sameOrigin(url.href, target.baseUrl) && url.pathname.startsWith(SIMULATOR_IMAGE_FILES);
+}
+
+/**
  * The bytes of a client's image, for providers that take base64 only: a `data:` URL is decoded,
- * an http(s) URL is fetched through the guarded fetcher (public addresses only unless the channel
- * allows its private network, image content types, size cap, timeout). A fetch that fails is the
- * client's 400, naming which image.
+ * an http(s) URL is fetched through the guarded fetcher (public addresses only on every channel,
+ * image content types, size cap, timeout). A fetch that fails is the client's 400, naming which
+ * image; a refused host reads the same whatever listens there.
  */
 export async function imageBytes(target: Target, url: string, where: string, signal?: AbortSignal): Promise<ImageBytes> {
   const inline = DATA_URL.exec(url);
   if (inline) return { mimeType: inline[1].toLowerCase(), base64: inline[2] };
   try {
-    const got = await guardedGet(url, { allowTypes: ['image/'], maxBytes: MAX_IMAGE_BYTES, timeoutMs: IMAGE_FETCH_TIMEOUT_MS, allowPrivate: allowsPrivateNetwork(target.channel), signal });
+    const got = await guardedGet(url, { allowTypes: ['image/'], maxBytes: MAX_IMAGE_BYTES, timeoutMs: IMAGE_FETCH_TIMEOUT_MS, exempt: (u) => isSimulatorImageFile(target, u), signal });
     return { mimeType: got.contentType, base64: got.body.toString('base64') };
   } catch (err) {
     if (err instanceof FetchRefused) throw errors.invalidRequest(`${where} could not be fetched: ${err.message}.`, where);

@@ -26,6 +26,8 @@ export interface ChatCall {
   includeUsage: boolean;
   /** Aborted when the client goes away. */
   signal: DepartureSignal;
+  /** At least the size of `body` as JSON, when the route knows it without serializing (a body it expanded). */
+  bodyBytes?: number;
   /** Responses API: the id the answer gets and request fields it echoes. */
   responseId?: string;
   echo?: Record<string, unknown>;
@@ -73,7 +75,7 @@ export class ChatRelay {
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
     });
-    if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(this.upstream.asResponseData(got));
+    if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(got);
     const text = got.text;
     if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
@@ -98,7 +100,7 @@ export class ChatRelay {
     });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.text();
-      throw await endpoint.failure(this.upstream.asResponseData({ statusCode: res.statusCode, headers: res.headers, text }));
+      throw await endpoint.failure({ statusCode: res.statusCode, headers: res.headers, text });
     }
     if (!res.contentType.startsWith('text/event-stream')) {
       await res.text();

@@ -72,8 +72,8 @@ export function chatHandler<Req extends ExchangeRequest = FastifyRequest>(servic
     const signal = request.departed;
     const call: ChatCall = { client, body, stream, includeUsage, signal };
     if (spec.prepare) await spec.prepare(request, call);
-    // A body the gateway expanded (stored Responses state) is measured as sent upstream.
-    const bytes = call.body === body ? Number(request.headers['content-length'] ?? 0) : 0;
+    // A body the gateway expanded (stored Responses state) counts as the route measured it, else as sent upstream.
+    const bytes = call.bodyBytes ?? (call.body === body ? Number(request.headers['content-length'] ?? 0) : 0);
     const estimate = estimateChatTokens(client, call.body, bytes, model.config.image_input_tokens);
     const cap = maxTokensOf(client, call.body);
     const metered: MeteredRequest = {

@@ -75,9 +75,9 @@ export const ChatCompletionRequest = Type.Object(
 
 /** The plain form of the same route, served by the front door (src/front-door.ts). */
 export function frontChat(services: Services): FrontRoute {
-  return { method: 'POST', url: '/v1/chat/completions', bodySchema: ChatCompletionRequest, handle: chatHandler<FrontExchangeRequest>(services, { client: 'openai', endpoint: 'chat' }) };
+  return { method: 'POST', url: '/v1/chat/completions', billable: 'chat', bodySchema: ChatCompletionRequest, handle: chatHandler<FrontExchangeRequest>(services, { client: 'openai', endpoint: 'chat' }) };
 }
 
 export function registerChatRoutes(app: FastifyInstance, services: Services): void {
-  app.post('/v1/chat/completions', { config: { auth: true }, schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
+  app.post('/v1/chat/completions', { config: { auth: true, billable: 'chat' }, schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
 }

@@ -40,6 +40,8 @@ export interface FrontRoute {
   method: 'GET' | 'POST';
   /** The exact path, also the route's pattern for metrics and the ledger; `/…/:name` for a last segment taken as a parameter. */
   url: string;
+  /** The ledger endpoint name of a billable route, as Fastify's registration of it declares (`config.billable`). */
+  billable?: string;
   /** POST: the JSON schema of the body (Fastify's route schema; validated with Fastify's own Ajv). */
   bodySchema?: object;
   handle(request: FrontExchangeRequest, reply: ExchangeReply): unknown;

@@ -5,11 +5,14 @@ import { principalOf } from '../auth/hook.js';
 import { GatewayError, errors } from '../http/errors.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { chatHandler } from './chat-handler.js';
+import { registerGeminiVideoRoutes } from './gemini-videos.js';
+import { noteModelOfPath, splitModelPath } from './gemini-path.js';
 
 // Google's Gemini API on every chat model: POST /v1beta/models/{model}:generateContent and
 // :streamGenerateContent (server-sent events, as with ?alt=sse), GET /v1beta/models in Gemini's
-// list shape. The key comes as x-goog-api-key, ?key= or Bearer; errors are
-// {"error":{"code","message","status"}} (familyOf the /v1beta/ path).
+// list shape (chat models, and video models with :predictLongRunning: gemini-videos.ts). The key
+// comes as x-goog-api-key, ?key= or Bearer; errors are {"error":{"code","message","status"}}
+// (familyOf the /v1beta/ path).
 
 const Open = { additionalProperties: true };
 
@@ -40,10 +43,8 @@ const ACTIONS = new Set(['generateContent', 'streamGenerateContent']);
 
 /** `gemini-2.5-flash:generateContent` → its model and method (404 for a method the gateway lacks). */
 function modelAction(path: string): { model: string; action: string } {
-  const at = path.lastIndexOf(':');
-  const model = decodeURIComponent(at < 0 ? path : path.slice(0, at));
-  const action = at < 0 ? '' : path.slice(at + 1);
-  if (!model || !ACTIONS.has(action)) throw new GatewayError(404, 'not_found', `The method "${action || path}" is not served here; use :generateContent or :streamGenerateContent.`);
+  const { model, action } = splitModelPath(path);
+  if (!model || !ACTIONS.has(action)) throw new GatewayError(404, 'not_found', `The method "${action || path}" is not served here; use :generateContent or :streamGenerateContent (chat models) or :predictLongRunning (video models).`);
   return { model, action };
 }
 
@@ -56,28 +57,33 @@ function modelEntry(m: CatalogModel) {
     description: `${m.id} (${m.ownedBy}) through mediagate`,
     inputTokenLimit: 1048576,
     outputTokenLimit: 65536,
-    supportedGenerationMethods: ['generateContent', 'streamGenerateContent'],
+    supportedGenerationMethods: m.config.kind === 'video' ? ['predictLongRunning'] : ['generateContent', 'streamGenerateContent'],
   };
 }
+
+/** The models Gemini's API reaches: chat models, and video models through :predictLongRunning. */
+const geminiKind = (m: CatalogModel) => m.config.kind === 'chat' || m.config.kind === 'video';
 
 export function registerGeminiRoutes(app: FastifyInstance, services: Services): void {
   const read = (request: FastifyRequest) => {
     const { model, action } = modelAction((request.params as { '*': string })['*']);
     return { body: { ...(request.body as Record<string, unknown>), model }, stream: action === 'streamGenerateContent' };
   };
-  app.post('/v1beta/models/*', { config: { auth: true }, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
+  app.post('/v1beta/models/*', { config: { auth: true, billable: 'gemini' }, onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
 
   app.get('/v1beta/models', { config: { auth: true } }, async (request) => ({
     models: services.catalog
       .listFor(principalOf(request))
-      .filter((m) => m.config.kind === 'chat')
+      .filter(geminiKind)
       .map(modelEntry),
   }));
 
   app.get<{ Params: { '*': string } }>('/v1beta/models/*', { config: { auth: true } }, async (request) => {
     const id = decodeURIComponent(request.params['*']);
-    const m = services.catalog.listFor(principalOf(request)).find((x) => x.id === id && x.config.kind === 'chat');
+    const m = services.catalog.listFor(principalOf(request)).find((x) => x.id === id && geminiKind(x));
     if (!m) throw errors.modelNotFound(id);
     return modelEntry(m);
   });
+
+  registerGeminiVideoRoutes(app, services);
 }

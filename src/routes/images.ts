@@ -88,7 +88,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
   const opts = imageRouteOptions(services.config);
   const images = new ImagesRelay(services.upstream);
 
-  app.post('/v1/images/generations', { config: { auth: true } }, async (request) => {
+  app.post('/v1/images/generations', { config: { auth: true, billable: 'images.generations' } }, async (request) => {
     const { model, params } = parseGenerationBody(request.body, opts.maxN);
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
@@ -99,7 +99,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
   // Multipart parsing exists only in this scope, with the gateway's upload limits.
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: busboyLimits(opts.limits), throwFileSizeLimit: true });
-    scope.post('/v1/images/edits', { config: { auth: true } }, async (request) => {
+    scope.post('/v1/images/edits', { config: { auth: true, billable: 'images.edits' } }, async (request) => {
       if (!request.isMultipart()) {
         throw errors.invalidRequest('POST /v1/images/edits takes multipart/form-data: `image` file(s), `prompt`, and optional `mask`, `model`, `n`, `size`, `response_format`.');
       }

@@ -1,9 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
-import { chatHandler } from './chat-handler.js';
+import { principalOf } from '../auth/hook.js';
+import { statusOf } from '../http/errors.js';
+import { claimUsageRow } from '../limits/usage-backstop.js';
+import { resolveModel } from '../relay/metered.js';
+import { countInputTokens } from '../relay/count-tokens.js';
+import { chatHandler, estimateChatTokens } from './chat-handler.js';
 
-// POST /v1/messages (Anthropic Messages). Errors answer in Anthropic's shape (familyOf the path).
+// POST /v1/messages (Anthropic Messages) and POST /v1/messages/count_tokens. Errors answer in
+// Anthropic's shape (familyOf the path).
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Open = { additionalProperties: true };
@@ -55,6 +61,33 @@ export const MessagesRequest = Type.Object(
   Open,
 );
 
+/** A token count takes the body of a message without its output settings. */
+export const CountTokensRequest = Type.Omit(MessagesRequest, ['max_tokens', 'stream']);
+
+const CountTokensAnswer = Type.Object({ input_tokens: Type.Integer() }, { additionalProperties: false });
+
 export function registerMessagesRoutes(app: FastifyInstance, services: Services): void {
-  app.post('/v1/messages', { config: { auth: true }, schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
+  app.post('/v1/messages', { config: { auth: true, billable: 'messages' }, schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
+
+  // Free: one ledger row with the count as its input units and no cost (docs/chat.md).
+  app.post('/v1/messages/count_tokens', { config: { auth: true, billable: 'count_tokens' }, schema: { body: CountTokensRequest, response: { 200: CountTokensAnswer } } }, async (request) => {
+    const started = Date.now();
+    const principal = principalOf(request);
+    const body = request.body as Record<string, unknown>;
+    const model = resolveModel(services.catalog, principal, body.model as string, 'chat', (m) => `The model "${m.id}" is not a chat model.`);
+    // The very bound a message with this body would hold credit for.
+    const bound = estimateChatTokens('anthropic', body, Number(request.headers['content-length'] ?? 0), model.config.image_input_tokens).input;
+    const record = (status: number, channel: string, tokens: number) => {
+      if (!claimUsageRow(request)) return;
+      services.ledger.record({ key_id: principal.keyId, model: model.id, channel, endpoint: 'count_tokens', status, input_units: tokens, output_units: 0, cost_micros: 0, latency_ms: Date.now() - started });
+    };
+    try {
+      const count = await countInputTokens(services, model, body, bound, request.departed);
+      record(200, count.channel, count.inputTokens);
+      return { input_tokens: count.inputTokens };
+    } catch (err) {
+      record(statusOf(err), '', 0);
+      throw err;
+    }
+  });
 }

@@ -5,13 +5,16 @@ import { principalOf } from '../auth/hook.js';
 import { localId } from '../formats/hub/util.js';
 import { GatewayError } from '../http/errors.js';
 import type { ChatCall } from '../relay/chat.js';
+import type { StoredResponse } from '../store/repos/responses.js';
 import { chatHandler } from './chat-handler.js';
+import { historyOf, lostTurn, notFound, resolveInput, type Budget, type ResolvedInput } from './responses-state.js';
 
 // The OpenAI Responses API: POST /v1/responses on every chat model, whatever its channels speak,
-// and the state OpenAI keeps for it. A stored response (store defaults to true) keeps its whole
-// input and its output per key for responses.retain_days, so previous_response_id and
-// {"type":"item_reference","id"} resolve here for any upstream; GET / DELETE /v1/responses/{id}
-// and GET /v1/responses/{id}/input_items read it. Another key's id is a 404.
+// and the state OpenAI keeps for it. A stored response (store defaults to true) keeps the input
+// its request added, its output and the response it continued, per key, for responses.retain_days,
+// so previous_response_id and {"type":"item_reference","id"} resolve here for any upstream
+// (responses-state.ts); GET / DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items
+// read it. Another key's id is a 404.
 
 type Json = Record<string, any>;
 
@@ -41,29 +44,11 @@ export const ResponsesRequest = Type.Object(
 );
 
 /** What the POST handler remembers between resolving the input and storing the answer. */
-interface ResponseState {
+interface ResponseState extends ResolvedInput {
   store: boolean;
-  /** The whole input of the call: earlier turns and resolved references included. */
-  input: Json[];
-  /** The input items this request introduced (to find by id later). */
-  fresh: Json[];
 }
 
 const states = new WeakMap<FastifyRequest, ResponseState>();
-
-function notFound(what: string, id: string, param: string | null = null): GatewayError {
-  return new GatewayError(404, 'not_found', `${what} with id '${id}' not found.`, {}, param);
-}
-
-/** An input item with an id of its own (OpenAI names items msg_, fc_, …; the client may not have). */
-function withId(item: Json): Json {
-  if (typeof item.id === 'string' && item.id) return item;
-  const type = item.type ?? (item.role ? 'message' : 'item');
-  const prefix = type === 'message' ? 'msg_' : type === 'function_call' ? 'fc_' : type === 'function_call_output' ? 'fco_' : type === 'reasoning' ? 'rs_' : 'item_';
-  const out: Json = { id: localId(prefix), ...item };
-  if (!out.type && out.role) out.type = 'message';
-  return out;
-}
 
 /** The fields of the request a response object repeats, with OpenAI's defaults. */
 function echoOf(body: Json, store: boolean): Json {
@@ -87,6 +72,8 @@ function echoOf(body: Json, store: boolean): Json {
 export function registerResponsesRoutes(app: FastifyInstance, services: Services): void {
   const repo = services.responses;
   const retainMs = () => services.config.responses.retain_days * 86_400_000;
+  // What stored state may expand a request to: no more than a client may send itself.
+  const budget = (): Budget => ({ bytes: Math.floor(services.config.server.body_limit_mb * 1024 * 1024), mb: services.config.server.body_limit_mb });
 
   /** Replaces previous_response_id and item references with what they stand for. */
   async function prepare(request: FastifyRequest, call: ChatCall): Promise<void> {
@@ -94,30 +81,14 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
     const body = call.body as Json;
     const store = body.store !== false;
     const given: Json[] = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: body.input }] }] : (body.input as Json[]);
-    let history: Json[] = [];
-    if (typeof body.previous_response_id === 'string') {
-      const prev = await repo.get(keyId, body.previous_response_id);
-      if (!prev) throw notFound('Previous response', body.previous_response_id, 'previous_response_id');
-      history = [...prev.inputItems, ...((prev.body.output as Json[]) ?? [])];
-    }
-    const refs = given.filter((i) => i?.type === 'item_reference').map((i) => String(i.id));
-    const found = await repo.items(keyId, refs);
-    const fresh: Json[] = [];
-    const input: Json[] = [...history];
-    given.forEach((item, i) => {
-      if (item?.type === 'item_reference') {
-        const stored = found.get(String(item.id));
-        if (!stored) throw notFound('Item', String(item.id), `input[${i}]`);
-        input.push(stored);
-        return;
-      }
-      const own = withId(item);
-      fresh.push(own);
-      input.push(own);
-    });
-    states.set(request, { store, input, fresh });
+    const declared = Number(request.headers['content-length']);
+    const requestBytes = Number.isFinite(declared) && declared > 0 ? declared : Buffer.byteLength(JSON.stringify(body));
+    const previousId = typeof body.previous_response_id === 'string' ? body.previous_response_id : null;
+    const resolved = await resolveInput(repo, keyId, given, previousId, requestBytes, budget());
+    states.set(request, { store, ...resolved });
     const { previous_response_id: _prev, ...rest } = body;
-    call.body = { ...rest, input };
+    call.body = { ...rest, input: resolved.input };
+    call.bodyBytes = resolved.bytes;
     call.responseId = localId('resp_');
     call.echo = echoOf(body, store);
   }
@@ -125,18 +96,25 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
   async function finished(request: FastifyRequest, _call: ChatCall, answer: Json): Promise<void> {
     const state = states.get(request);
     if (!state?.store || typeof answer.id !== 'string') return;
-    await repo.save({
-      id: answer.id,
-      keyId: principalOf(request).keyId,
-      model: String(answer.model ?? ''),
-      body: answer,
-      inputItems: state.input,
-      items: [...state.fresh, ...((answer.output as Json[]) ?? [])],
-      expiresAt: Date.now() + retainMs(),
-    });
+    const { max_per_key, max_mb_per_key } = services.config.responses;
+    await repo.save(
+      {
+        id: answer.id,
+        keyId: principalOf(request).keyId,
+        model: String(answer.model ?? ''),
+        body: answer,
+        inputItems: state.own,
+        parentId: state.parentId,
+        depth: state.depth,
+        renew: state.renew,
+        items: [...state.fresh, ...((answer.output as Json[]) ?? [])],
+        expiresAt: Date.now() + retainMs(),
+      },
+      { count: max_per_key, bytes: Math.floor(max_mb_per_key * 1024 * 1024) },
+    );
   }
 
-  app.post('/v1/responses', { config: { auth: true }, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
+  app.post('/v1/responses', { config: { auth: true, billable: 'responses' }, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
 
   app.get<{ Params: { id: string } }>('/v1/responses/:id', { config: { auth: true } }, async (request) => {
     const r = await repo.get(principalOf(request).keyId, request.params.id);
@@ -150,13 +128,15 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
   });
 
   app.get<{ Params: { id: string }; Querystring: { order?: string; limit?: string; after?: string } }>('/v1/responses/:id/input_items', { config: { auth: true } }, async (request) => {
-    const r = await repo.get(principalOf(request).keyId, request.params.id);
+    const keyId = principalOf(request).keyId;
+    const r = await repo.get(keyId, request.params.id);
     if (!r) throw notFound('Response', request.params.id);
     const { order = 'desc', after } = request.query;
     if (order !== 'asc' && order !== 'desc') throw new GatewayError(400, 'invalid_request', 'order must be "asc" or "desc".', {}, 'order');
     const limit = request.query.limit === undefined ? 20 : Number(request.query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError(400, 'invalid_request', 'limit must be an integer from 1 to 100.', {}, 'limit');
-    let items = order === 'asc' ? r.inputItems : [...r.inputItems].reverse();
+    let items = await wholeInput(keyId, r);
+    if (order === 'desc') items.reverse();
     if (after) {
       const at = items.findIndex((i) => i.id === after);
       if (at < 0) throw new GatewayError(400, 'invalid_request', `No input item with id '${after}' in this response.`, {}, 'after');
@@ -165,4 +145,14 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
     const data = items.slice(0, limit);
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: items.length > limit };
   });
+
+  /** A stored response's whole input: the conversation before it, then what its request added. */
+  async function wholeInput(keyId: string, r: StoredResponse): Promise<Json[]> {
+    if (r.parentId === null) return r.inputItems;
+    const b = budget();
+    const earlier = await historyOf(repo, keyId, r.parentId, b.bytes, null);
+    if (earlier === 'over') throw new GatewayError(413, 'request_too_large', `The input of this response is larger than this gateway reads back (${b.mb} MB, server.body_limit_mb).`);
+    if (!earlier) throw lostTurn(r.id, r.parentId, null);
+    return [...earlier.items, ...r.inputItems];
+  }
 }

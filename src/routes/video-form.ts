@@ -1,12 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { GatewayError, errors } from '../http/errors.js';
 import { MIME, sniffImageType } from '../http/image-type.js';
+import { fieldTooDeep, readJsonField } from '../http/json-field.js';
+import { MAX_JSON_DEPTH } from '../http/request-guards.js';
 import { multipartError } from './image-upload.js';
 
 // POST /v1/videos as the openai SDK sends it: multipart/form-data, nested objects as bracketed
 // names (`input_reference[image_url]`, `metadata[negative_prompt]`), and `input_reference` as an
 // uploaded image. The form is read into the object a JSON body would be; the image becomes a
-// data: URL, which every video provider takes as a first frame.
+// data: URL, which every video provider takes as a first frame. The object built is held to the
+// limits of the JSON body it stands for: at most MAX_JSON_DEPTH levels, no prototype keys.
 
 const NAME = /^([A-Za-z_][A-Za-z0-9_]*)((?:\[[A-Za-z0-9_.-]*\])*)$/;
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
@@ -14,6 +17,7 @@ const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 const FILE_FIELD = 'input_reference';
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+const tooDeep = (field: string) => fieldTooDeep(field, ' (counting the request as one JSON body)');
 
 /** A form value under metadata: numbers and booleans as such (a form has only text), the rest as text. */
 function metadataValue(v: string): unknown {
@@ -27,6 +31,8 @@ function place(out: Record<string, unknown>, name: string, value: unknown): void
   const m = NAME.exec(name);
   const path = m ? [m[1], ...[...m[2].matchAll(/\[([^\]]*)\]/g)].map((x) => x[1])] : null;
   if (!path || path.some((k) => FORBIDDEN.has(k))) throw errors.invalidRequest(`The form field name "${name.slice(0, 100)}" is not allowed.`);
+  // `a[b][c]` holding text makes the form (level 1) three levels deep: one per name in the path.
+  if (path.length > MAX_JSON_DEPTH) throw tooDeep(path[0]);
   if (path[0] === 'metadata' && path.length > 1 && typeof value === 'string') value = metadataValue(value);
   let at: Record<string, unknown> | unknown[] = out;
   for (let i = 0; i < path.length; i++) {
@@ -88,14 +94,11 @@ export async function readVideoForm(request: FastifyRequest, maxFileBytes: numbe
       if (part.fieldnameTruncated || part.valueTruncated) throw new GatewayError(413, 'request_too_large', `The field "${part.fieldname}" is too long.`);
       const value = typeof part.value === 'string' ? part.value : String(part.value);
       if (part.fieldname === 'metadata') {
-        // A JSON text field keeps exact types.
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(value);
-        } catch {
-          throw errors.invalidRequest('metadata sent as one form field must be a JSON object.', 'metadata');
-        }
-        place(out, 'metadata', parsed);
+        // A JSON text field keeps exact types. It sits one level below the form.
+        const parsed = readJsonField(value, MAX_JSON_DEPTH - 1);
+        if (!parsed.ok && parsed.problem === 'too_deep') throw tooDeep('metadata');
+        if (!parsed.ok) throw errors.invalidRequest('metadata sent as one form field must be a JSON object.', 'metadata');
+        place(out, 'metadata', parsed.value);
         continue;
       }
       place(out, part.fieldname, value);

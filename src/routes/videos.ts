@@ -57,7 +57,7 @@ export function registerVideosApiRoutes(app: FastifyInstance, services: Services
   // Multipart parsing exists only in this scope (the SDK always sends a form); JSON is taken too.
   void app.register(async (scope) => {
     await scope.register(multipart, { limits: busboyLimits(limits), throwFileSizeLimit: true });
-    scope.post('/v1/videos', { config: { auth: true }, schema: { response: video } }, async (request) => {
+    scope.post('/v1/videos', { config: { auth: true, billable: 'video' }, schema: { response: video } }, async (request) => {
       if (!request.isMultipart()) return create(request, request.body);
       let body: Record<string, unknown>;
       try {

@@ -1,6 +1,7 @@
-import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation } from './chat-engine.js';
+import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, toolInput, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { anthropicError } from './shapes.js';
+import { outputCapProblem } from './tokens.js';
 
 // POST /v1/messages in Anthropic's wire format: a message, or the event stream message_start,
 // content_block_start / ping / content_block_delta (text_delta, input_json_delta) /
@@ -26,11 +27,18 @@ function bad(ctx: SimContext, message: string): void {
   sendJson(ctx.res, 400, anthropicError(message, 'invalid_request_error'));
 }
 
-/** Checks what Anthropic checks (the gateway's conversions must pass it) and reduces the request. */
-function conversation(ctx: SimContext, body: Json): SimConversation | string {
+/**
+ * Checks what Anthropic checks (the gateway's conversions must pass it) and reduces the request.
+ * A token count (`counting`) takes the same body without max_tokens.
+ */
+function conversation(ctx: SimContext, body: Json, counting = false): SimConversation | string {
   if (!ctx.req.headers['anthropic-version']) return 'anthropic-version: header is required';
   if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
-  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
+  if (!counting) {
+    if (body.max_tokens == null) return 'max_tokens: Field required';
+    const capProblem = outputCapProblem('max_tokens', body.max_tokens);
+    if (capProblem) return capProblem;
+  }
   if (!Array.isArray(body.messages) || !body.messages.length) return 'messages: at least one message is required';
   if (body.temperature != null && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 1)) return 'temperature: Input should be less than or equal to 1';
   const read = newReading();
@@ -75,7 +83,7 @@ function conversation(ctx: SimContext, body: Json): SimConversation | string {
   const thinking = body.thinking as Json | undefined;
   if (thinking?.type === 'enabled') {
     if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+    if (!counting && thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
     if (choice?.type === 'any' || choice?.type === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
     if (body.temperature != null && body.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled.';
   }
@@ -109,38 +117,39 @@ function message(id: string, model: string, a: SimAnswer, toolId: string): Json 
   const content: Json[] = [];
   if (a.thought.length) content.push({ type: 'thinking', thinking: a.thought.join(''), signature: SIGNATURE });
   if (a.pieces.length) content.push({ type: 'text', text: a.pieces.join('') });
-  if (a.tool) content.push({ type: 'tool_use', id: toolId, name: a.tool.name, input: JSON.parse(a.tool.args) });
+  if (a.tool) content.push({ type: 'tool_use', id: toolId, name: a.tool.name, input: toolInput(a) });
   return { id, type: 'message', role: 'assistant', model, content, stop_reason: STOP[a.finish], stop_sequence: a.stopSequence, usage: usage(a, outputTokens(a)) };
 }
 
-function events(id: string, model: string, a: SimAnswer, toolId: string): string[] {
+function* events(id: string, model: string, a: SimAnswer, toolId: string): Generator<string> {
   const ev = (type: string, body: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
-  const frames = [ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: usage(a, 1) } })];
+  yield ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: usage(a, 1) } });
   let index = 0;
   if (a.thought.length) {
-    frames.push(ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
-    for (let i = 0; i < a.thought.length; i += 3) frames.push(ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: a.thought.slice(i, i + 3).join('') } }));
-    frames.push(ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: SIGNATURE } }), ev('content_block_stop', { index }));
+    yield ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    for (let i = 0; i < a.thought.length; i += 3) yield ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: a.thought.slice(i, i + 3).join('') } });
+    yield ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: SIGNATURE } });
+    yield ev('content_block_stop', { index });
     index++;
   }
   if (a.pieces.length) {
-    frames.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }), ev('ping', {}));
+    yield ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+    yield ev('ping', {});
     // Anthropic sends a few tokens per delta.
-    for (let i = 0; i < a.pieces.length; i += 3) frames.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: a.pieces.slice(i, i + 3).join('') } }));
-    frames.push(ev('content_block_stop', { index }));
+    for (let i = 0; i < a.pieces.length; i += 3) yield ev('content_block_delta', { index, delta: { type: 'text_delta', text: a.pieces.slice(i, i + 3).join('') } });
+    yield ev('content_block_stop', { index });
     index++;
   }
   if (a.tool) {
-    frames.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: toolId, name: a.tool.name, input: {} } }));
-    frames.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } }));
+    yield ev('content_block_start', { index, content_block: { type: 'tool_use', id: toolId, name: a.tool.name, input: {} } });
+    yield ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } });
     for (let i = 0; i < a.tool.argPieces.length; i += 3) {
-      frames.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: a.tool.argPieces.slice(i, i + 3).join('') } }));
+      yield ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: a.tool.argPieces.slice(i, i + 3).join('') } });
     }
-    frames.push(ev('content_block_stop', { index }));
+    yield ev('content_block_stop', { index });
   }
-  frames.push(ev('message_delta', { delta: { stop_reason: STOP[a.finish], stop_sequence: a.stopSequence }, usage: { output_tokens: outputTokens(a) } }));
-  frames.push(ev('message_stop', {}));
-  return frames;
+  yield ev('message_delta', { delta: { stop_reason: STOP[a.finish], stop_sequence: a.stopSequence }, usage: { output_tokens: outputTokens(a) } });
+  yield ev('message_stop', {});
 }
 
 export function anthropicMessagesRoutes(): SimRoute[] {
@@ -164,6 +173,21 @@ export function anthropicMessagesRoutes(): SimRoute[] {
         const m = message(id, model, a, toolId);
         if (ctx.truncate) return sendTruncatedJson(ctx, m);
         sendJson(ctx.res, 200, m);
+      },
+    },
+    {
+      // The input tokens a message with this body would report in its usage.
+      name: 'anthropic.count_tokens',
+      method: 'POST',
+      pattern: /^\/v1\/messages\/count_tokens$/,
+      auth: true,
+      errorBody: errorOf,
+      handle(ctx) {
+        const body = readJson(ctx, (m) => anthropicError(m, 'invalid_request_error'));
+        if (!body) return;
+        const conv = conversation(ctx, body, true);
+        if (typeof conv === 'string') return bad(ctx, conv);
+        sendJson(ctx.res, 200, { input_tokens: answer(conv).inputTokens });
       },
     },
   ];

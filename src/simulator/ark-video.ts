@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { arkError } from './shapes.js';
-import { scheduleCallbacks, sendSampleVideo } from './video-common.js';
+import { scheduleCallbacks, sendSampleVideo, taskMap } from './video-common.js';
 import { SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, videoTokens } from '../providers/ark/wire.js';
 
 // The simulator's Volcengine Ark video part: content generation tasks (create, get, list, delete)
@@ -64,7 +64,10 @@ const FILE_PATH = /^\/__sim\/video\/files\/(cgt-[0-9]{14}-[0-9a-z]{5})\.mp4$/;
 function part(state: SimState): ArkVideoPart {
   let p = state.parts.get('ark.video') as ArkVideoPart | undefined;
   if (!p) {
-    p = { tasks: new Map(), secret: state.options.signingSecret ?? randomBytes(32), getDelayMs: 0, inflightGets: 0, maxInflightGets: 0, reads: 0, created: 0 };
+    const tasks = taskMap<SimVideoTask>(state, 'ark.video');
+    // Tasks kept from before a restart go on counting from where they were.
+    const created = Math.max(0, ...[...tasks.values()].map((t) => t.seq));
+    p = { tasks, secret: state.options.signingSecret ?? randomBytes(32), getDelayMs: 0, inflightGets: 0, maxInflightGets: 0, reads: 0, created };
     state.parts.set('ark.video', p);
   }
   return p;
@@ -375,9 +378,12 @@ export function arkVideoRoutes(): SimRoute[] {
         if (!t) return notFound(ctx, id);
         const now = Date.now();
         const { status } = statusAt(t, ctx.state.options.videoSeconds * 1000, now);
-        if (status === 'queued') t.cancelledMs = now;
-        else if (status === 'running') return badRequest(ctx, 'Only a queued task can be cancelled.', 'InvalidParameter', 'id');
-        else p.tasks.delete(id);
+        if (status === 'running') return badRequest(ctx, 'Only a queued task can be cancelled.', 'InvalidParameter', 'id');
+        if (status === 'queued') {
+          t.cancelledMs = now;
+          // Set again, so the change is saved.
+          p.tasks.set(id, t);
+        } else p.tasks.delete(id);
         sendJson(ctx.res, 200, {});
       },
     },

@@ -1,9 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, type SimContext, type SimRoute, type SimState } from './router.js';
+import { countTokens, DEFAULT_OUTPUT_TOKENS, TokenBudget } from './tokens.js';
+import { writeSchemaValue, writeToolArguments } from './schema-value.js';
 
-// The simulator's chat "model", shared by its OpenAI and Anthropic sides: deterministic answers
-// that tests can assert (an echo of the prompt, or a call of the first tool with arguments taken
-// from the prompt), token counts consistent with what is sent, and paced streaming.
+// The simulator's chat "model", shared by its four wire formats: deterministic answers that tests
+// can assert (an echo of the prompt, or a call of the first tool with arguments taken from the
+// prompt), token counts consistent with what is sent, never more output than the request's max
+// tokens (or DEFAULT_OUTPUT_TOKENS), and paced streaming.
 
 export interface SimTool {
   name: string;
@@ -23,6 +26,7 @@ export interface SimConversation {
   /** A tool the client forced (by name), or "any". */
   forcedTool: string | null;
   toolsOff: boolean;
+  /** The request's max tokens (checked against MAX_OUTPUT_TOKENS), or null for the default. */
   maxTokens: number | null;
   stop: string[];
   /** The answer must be JSON: any object (json mode), or one valid against this schema. */
@@ -64,7 +68,6 @@ export interface SimAnswer {
 
 /** Images count as a fixed 85 tokens (OpenAI's low-detail price). */
 const IMAGE_TOKENS = 85;
-const TOKEN = /\s*(?:[\p{L}\p{N}_']+|[^\s\p{L}\p{N}_'])|\s+$/gu;
 
 /** The text of a message's content in either format: a string, or the `text` parts of a list. */
 export function textOf(content: unknown): string {
@@ -76,31 +79,31 @@ export function textOf(content: unknown): string {
     .join(' ');
 }
 
-/** The text split into tokens: a word or one symbol, with the whitespace before it. */
-export function tokenize(text: string): string[] {
-  return text.match(TOKEN) ?? [];
-}
-
-export function countTokens(texts: string[]): number {
-  let n = 0;
-  for (const t of texts) n += tokenize(t).length;
-  return n;
-}
-
+/**
+ * The answer, written against one output budget (the request's max tokens, or the default) in the
+ * order it is sent: the thought, then the text or the tool call. Whatever does not fit is left out
+ * and the answer ends with the length finish reason.
+ */
 export function answer(c: SimConversation): SimAnswer {
   const inputTokens = countTokens(c.texts) + c.images * IMAGE_TOKENS;
-  const thought = c.reasoning ? tokenize(`The user wrote: ${c.prompt}`) : [];
+  const budget = new TokenBudget(c.maxTokens ?? DEFAULT_OUTPUT_TOKENS);
+  const thought: string[] = [];
+  if (c.reasoning) budget.take(`The user wrote: ${c.prompt}`, thought);
+  const pieces: string[] = [];
   // A forced tool is called even after a tool result (as real models do when the client insists).
   const forced = c.forcedTool !== null && !c.toolsOff;
   if (c.tools.length && !c.toolsOff && (c.toolResult === null || forced)) {
     const tool = (c.forcedTool && c.forcedTool !== 'any' && c.tools.find((t) => t.name === c.forcedTool)) || c.tools[0];
-    const args = JSON.stringify(argumentsFor(tool.schema, c.prompt));
-    return { pieces: tokenize(`Calling ${tool.name}.`), tool: { name: tool.name, args, argPieces: tokenize(args) }, finish: 'tool', stopSequence: null, inputTokens, thought };
+    budget.take(`Calling ${tool.name}.`, pieces);
+    const argPieces: string[] = [];
+    writeToolArguments(tool.schema ?? {}, c.prompt, budget, argPieces);
+    return { pieces, tool: { name: tool.name, args: argPieces.join(''), argPieces }, finish: budget.cut ? 'length' : 'tool', stopSequence: null, inputTokens, thought };
   }
   if (c.json) {
     const said = c.toolResult !== null ? `Tool result: ${c.toolResult}` : c.prompt;
-    const value = c.json.schema ? valueFor(c.json.schema, said, c.json.schema) : { answer: said };
-    return { pieces: tokenize(JSON.stringify(value)), tool: null, finish: 'end', stopSequence: null, inputTokens, thought };
+    if (c.json.schema) writeSchemaValue(c.json.schema, said, budget, pieces);
+    else budget.take(JSON.stringify({ answer: said }), pieces);
+    return { pieces, tool: null, finish: budget.cut ? 'length' : 'end', stopSequence: null, inputTokens, thought };
   }
   let text = c.toolResult !== null ? `Tool result: ${c.toolResult}` : `You said: ${c.prompt}`;
   let finish: SimAnswer['finish'] = 'end';
@@ -113,84 +116,14 @@ export function answer(c: SimConversation): SimAnswer {
       stopSequence = s;
     }
   }
-  let pieces = tokenize(text);
-  if (c.maxTokens !== null && pieces.length > c.maxTokens) {
-    pieces = pieces.slice(0, c.maxTokens);
-    finish = 'length';
-    stopSequence = null;
-  }
+  budget.take(text, pieces);
+  if (budget.cut) return { pieces, tool: null, finish: 'length', stopSequence: null, inputTokens, thought };
   return { pieces, tool: null, finish, stopSequence, inputTokens, thought };
 }
 
-/** Arguments for a tool from its JSON schema: strings get the prompt, numbers its token count. */
-export function argumentsFor(schema: Record<string, unknown>, prompt: string): Record<string, unknown> {
-  const v = valueFor(schema ?? {}, prompt, schema ?? {});
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-type Schema = Record<string, any>;
-
-/**
- * A value valid against a JSON Schema (the subset clients send: types, properties, items, enum,
- * const, anyOf/oneOf/allOf, $ref into $defs/definitions, bounds): strings are the prompt, numbers
- * its token count, within the schema's limits.
- */
-export function valueFor(schema: Schema, prompt: string, root: Schema, depth = 0): unknown {
-  if (!schema || typeof schema !== 'object' || depth > 12) return null;
-  if (typeof schema.$ref === 'string') {
-    const path = schema.$ref.replace(/^#\/?/, '').split('/').filter(Boolean);
-    let target: any = root;
-    for (const k of path) target = target?.[decodeURIComponent(k.replace(/~1/g, '/').replace(/~0/g, '~'))];
-    return valueFor(target ?? {}, prompt, root, depth + 1);
-  }
-  if ('const' in schema) return schema.const;
-  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
-  const union = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(union) && union.length) {
-    const pick = union.find((s: Schema) => s?.type !== 'null') ?? union[0];
-    return valueFor(pick, prompt, root, depth + 1);
-  }
-  if (Array.isArray(schema.allOf) && schema.allOf.length) {
-    return valueFor(Object.assign({}, ...schema.allOf), prompt, root, depth + 1);
-  }
-  let type = schema.type;
-  if (Array.isArray(type)) type = type.find((t: string) => t !== 'null') ?? 'null';
-  if (!type) type = schema.properties ? 'object' : schema.items ? 'array' : 'string';
-  switch (String(type).toLowerCase()) {
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [name, p] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) out[name] = valueFor(p, prompt, root, depth + 1);
-      return out;
-    }
-    case 'array': {
-      const n = Math.max(1, Number(schema.minItems ?? 1));
-      const max = schema.maxItems != null ? Number(schema.maxItems) : n;
-      return Array.from({ length: Math.min(n, max) }, () => valueFor(schema.items ?? {}, prompt, root, depth + 1));
-    }
-    case 'integer':
-    case 'number': {
-      let n = countTokens([prompt]);
-      if (schema.minimum != null) n = Math.max(n, Number(schema.minimum));
-      if (schema.exclusiveMinimum != null) n = Math.max(n, Number(schema.exclusiveMinimum) + 1);
-      if (schema.maximum != null) n = Math.min(n, Number(schema.maximum));
-      if (schema.exclusiveMaximum != null) n = Math.min(n, Number(schema.exclusiveMaximum) - 1);
-      return n;
-    }
-    case 'boolean':
-      return true;
-    case 'null':
-      return null;
-    default: {
-      let str = prompt || 'text';
-      if (schema.format === 'date-time') return '2026-01-01T00:00:00Z';
-      if (schema.format === 'date') return '2026-01-01';
-      if (schema.format === 'email') return 'user@example.com';
-      if (schema.format === 'uri' || schema.format === 'url') return 'https://example.com/';
-      if (schema.maxLength != null) str = str.slice(0, Number(schema.maxLength));
-      if (schema.minLength != null && str.length < Number(schema.minLength)) str = str.padEnd(Number(schema.minLength), '.');
-      return str;
-    }
-  }
+/** A tool call's arguments as an object (Anthropic's `input`, Gemini's `args`): {} when max tokens cut them. */
+export function toolInput(a: SimAnswer): Record<string, unknown> {
+  return a.tool && a.finish !== 'length' ? (JSON.parse(a.tool.args) as Record<string, unknown>) : {};
 }
 
 // ---- shared state: ids and stream pacing (set through POST /__sim/chat) ----
@@ -252,18 +185,25 @@ export function chatControlRoutes(): SimRoute[] {
   ];
 }
 
+/** Frames written between two turns of the event loop when the stream has no pause. */
+const BURST = 16;
+
 /**
  * Writes SSE frames one by one with the configured pause, waiting for 'drain' when the reader is
- * slow (as a real server does). An injected `truncate` fault cuts the stream after a few frames
- * by destroying the socket; a client that goes away stops the loop.
+ * slow (as a real server does). Frames are made as they are sent, so a long answer held back by a
+ * slow reader holds no list of them. An injected `truncate` fault cuts the stream after a few
+ * frames by destroying the socket; a client that goes away stops the loop.
  */
-export async function streamFrames(ctx: SimContext, frames: string[]): Promise<void> {
+export async function streamFrames(ctx: SimContext, frames: Iterable<string>): Promise<void> {
   const res: ServerResponse = ctx.res;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const p = part(ctx.state);
   const delay = p.streamDelayMs;
-  const cutAt = ctx.truncate ? Math.min(3, frames.length - 1) : -1;
-  for (let i = 0; i < frames.length; i++) {
+  // The cut needs the number of frames (a short stream is cut before its last): only then listed.
+  const all = ctx.truncate ? [...frames] : frames;
+  const cutAt = Array.isArray(all) ? Math.min(3, all.length - 1) : -1;
+  let i = 0;
+  for (const frame of all) {
     if (res.destroyed) return;
     if (i === cutAt) {
       ctx.closedBySimulator = true;
@@ -272,8 +212,8 @@ export async function streamFrames(ctx: SimContext, frames: string[]): Promise<v
     }
     if (i === cutAt - 1) {
       // The events before the cut reach the client first: wait until the socket took them.
-      await new Promise<void>((r) => res.write(frames[i], () => r()));
-    } else if (!res.write(frames[i])) {
+      await new Promise<void>((r) => res.write(frame, () => r()));
+    } else if (!res.write(frame)) {
       p.waitingForDrain++;
       await new Promise<void>((r) => {
         const done = () => {
@@ -286,7 +226,11 @@ export async function streamFrames(ctx: SimContext, frames: string[]): Promise<v
       });
       p.waitingForDrain--;
     }
+    i++;
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    // A reader that keeps up never pushes back, and a long answer would then be written in one go:
+    // other work (the gateway, when the simulator is embedded) gets its turn between bursts.
+    else if (i % BURST === 0) await new Promise((r) => setImmediate(r));
   }
   res.end();
 }

@@ -1,6 +1,7 @@
-import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, type SimAnswer, type SimConversation } from './chat-engine.js';
+import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, toolInput, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { sendJson, type SimContext, type SimRoute } from './router.js';
-import { functionResponseText } from '../providers/gemini/wire.js';
+import { functionResponseText } from '../wire/gemini-chat.js';
+import { outputCapProblem } from './tokens.js';
 
 // Gemini's generateContent in Google's wire format: POST /v1beta/models/{model}:generateContent
 // (a GenerateContentResponse) and :streamGenerateContent?alt=sse (a stream of them, the last with
@@ -54,7 +55,7 @@ function conversation(body: Json): SimConversation | string {
   for (const t of (body.tools ?? []) as Json[]) {
     for (const d of (t?.functionDeclarations ?? []) as Json[]) {
       if (typeof d?.name !== 'string' || !d.name) return '* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.';
-      read.tools.push({ name: d.name, schema: lowerTypes(d.parametersJsonSchema ?? d.parameters ?? {}) });
+      read.tools.push({ name: d.name, schema: d.parametersJsonSchema ?? d.parameters ?? {} });
       read.texts.push(d.name, String(d.description ?? ''));
     }
   }
@@ -64,24 +65,17 @@ function conversation(body: Json): SimConversation | string {
   const schema = g.responseJsonSchema ?? g.responseSchema;
   if (schema && g.responseMimeType !== 'application/json') return '* GenerateContentRequest.generation_config.response_mime_type: must be application/json when a response schema is set.';
   const thinking: Json = g.thinkingConfig ?? {};
+  const capProblem = outputCapProblem('generation_config.max_output_tokens', g.maxOutputTokens);
+  if (capProblem) return `* GenerateContentRequest.${capProblem}`;
   return {
     ...read,
     forcedTool: mode === 'ANY' ? (Array.isArray(fc.allowedFunctionNames) && fc.allowedFunctionNames.length === 1 ? String(fc.allowedFunctionNames[0]) : 'any') : null,
     toolsOff: mode === 'NONE',
-    maxTokens: typeof g.maxOutputTokens === 'number' ? g.maxOutputTokens : null,
+    maxTokens: g.maxOutputTokens ?? null,
     stop: Array.isArray(g.stopSequences) ? g.stopSequences : [],
-    json: g.responseMimeType === 'application/json' ? { schema: schema ? lowerTypes(schema) : null } : null,
+    json: g.responseMimeType === 'application/json' ? { schema: schema ?? null } : null,
     reasoning: thinking.includeThoughts === true && thinking.thinkingBudget !== 0,
   };
-}
-
-/** Gemini's OpenAPI-style schemas name types in capitals. */
-function lowerTypes(s: any): any {
-  if (Array.isArray(s)) return s.map(lowerTypes);
-  if (!s || typeof s !== 'object') return s;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(s)) out[k] = k === 'type' && typeof v === 'string' ? v.toLowerCase() : k === 'properties' && v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([pk, pv]) => [pk, lowerTypes(pv)])) : lowerTypes(v);
-  return out;
 }
 
 function usageOf(a: SimAnswer): Json {
@@ -96,12 +90,12 @@ const FINISH: Record<SimAnswer['finish'], string> = { end: 'STOP', length: 'MAX_
 function partsOf(a: SimAnswer): Json[] {
   const parts: Json[] = [];
   if (a.thought.length) parts.push({ text: a.thought.join(''), thought: true });
-  if (a.tool) parts.push({ functionCall: { name: a.tool.name, args: JSON.parse(a.tool.args) } });
+  if (a.tool) parts.push({ functionCall: { name: a.tool.name, args: toolInput(a) } });
   else parts.push({ text: a.pieces.join('') });
   return parts;
 }
 
-function chunks(model: string, id: string, a: SimAnswer): string[] {
+function* chunks(model: string, id: string, a: SimAnswer): Generator<string> {
   const frame = (parts: Json[] | null, last: boolean) => {
     const candidate: Json = { index: 0 };
     if (parts) candidate.content = { role: 'model', parts };
@@ -109,18 +103,14 @@ function chunks(model: string, id: string, a: SimAnswer): string[] {
     const usage = last ? usageOf(a) : { promptTokenCount: a.inputTokens, totalTokenCount: a.inputTokens };
     return `data: ${JSON.stringify({ candidates: [candidate], usageMetadata: usage, modelVersion: model, responseId: id })}\r\n\r\n`;
   };
-  const frames: string[] = [];
-  for (let i = 0; i < a.thought.length; i += 4) frames.push(frame([{ text: a.thought.slice(i, i + 4).join(''), thought: true }], false));
+  for (let i = 0; i < a.thought.length; i += 4) yield frame([{ text: a.thought.slice(i, i + 4).join(''), thought: true }], false);
   if (a.tool) {
-    frames.push(frame([{ functionCall: { name: a.tool.name, args: JSON.parse(a.tool.args) } }], true));
-    return frames;
+    yield frame([{ functionCall: { name: a.tool.name, args: toolInput(a) } }], true);
+    return;
   }
   // Gemini sends a few tokens per chunk; the last chunk carries the finish reason and the usage.
-  const groups: string[] = [];
-  for (let i = 0; i < a.pieces.length; i += 4) groups.push(a.pieces.slice(i, i + 4).join(''));
-  if (!groups.length) groups.push('');
-  groups.forEach((g, i) => frames.push(frame([{ text: g }], i === groups.length - 1)));
-  return frames;
+  const groups = Math.max(1, Math.ceil(a.pieces.length / 4));
+  for (let g = 0; g < groups; g++) yield frame([{ text: a.pieces.slice(g * 4, g * 4 + 4).join('') }], g === groups - 1);
 }
 
 export function geminiChatRoutes(): SimRoute[] {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { HAILUO_1080P_DURATION, HAILUO_FRAME, HAILUO_MODELS } from '../providers/minimax/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { sampleVideo } from './mp4.js';
-import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, scheduleCallbacks, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, scheduleCallbacks, sealId, serveSignedVideo, taskMap, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's MiniMax Hailuo part, in MiniMax's wire format:
 //   POST /v1/video_generation                  → {task_id, base_resp:{status_code:0, status_msg:"success"}}
@@ -34,7 +34,7 @@ interface HailuoPart {
   tasks: Map<string, HailuoTask>;
 }
 
-const part = (state: SimState): HailuoPart => partState(state, 'minimax.video', () => ({ tasks: new Map() }));
+const part = (state: SimState): HailuoPart => partState(state, 'minimax.video', () => ({ tasks: taskMap(state, 'minimax.video') }));
 /** A file id is the task id sealed with the signing secret (digits only), so files outlive a restart. */
 const fileIdOf = (state: SimState, taskId: string) => sealId(videoSecret(state), taskId, 4, '0123456789');
 const taskOfFile = (state: SimState, fileId: string) => openId(videoSecret(state), fileId, 4, '0123456789');

@@ -3,6 +3,7 @@ import { arkError, openaiError } from './shapes.js';
 import { boundaryOf, parseMultipart, type FormPart } from './multipart.js';
 import { crc32, patternImage, seedOf } from './png.js';
 import { pngSize, sniffImageType } from '../http/image-type.js';
+import { SIMULATOR_IMAGE_FILES } from '../providers/simulator/wire.js';
 
 // Image generation and editing in two wire formats: OpenAI Images (/v1/images/generations JSON,
 // /v1/images/edits multipart) and Ark Seedream (/api/v3/images/generations). Every answer holds
@@ -26,11 +27,16 @@ function fileId(p: Picture): string {
 }
 
 function fileUrl(ctx: SimContext, p: Picture): string {
-  return `${ctx.state.baseUrl}/__sim/files/${fileId(p)}.png`;
+  return `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${fileId(p)}.png`;
 }
 
 function render(p: Picture): Buffer {
   return patternImage(p.width, p.height, p.seed);
+}
+
+/** Whether the simulator draws a picture of w×h: what `size` allows, and what an input image may claim. */
+function drawable(w: number, h: number): boolean {
+  return w >= 1 && h >= 1 && w <= MAX_SIDE && h <= MAX_SIDE && w * h <= MAX_PIXELS;
 }
 
 /** "WxH" → pixels; undefined when absent/auto; null when invalid. */
@@ -43,8 +49,7 @@ function parseSize(size: unknown, fallback: [number, number]): [number, number] 
   if (!m) return null;
   const w = Number(m[1]);
   const h = Number(m[2]);
-  if (w < 1 || h < 1 || w > MAX_SIDE || h > MAX_SIDE || w * h > MAX_PIXELS) return null;
-  return [w, h];
+  return drawable(w, h) ? [w, h] : null;
 }
 
 function parseN(n: unknown): number | null {
@@ -104,6 +109,14 @@ function openaiEdit(ctx: SimContext): void {
   if (!images.length) return bad('image is required.', 'image');
   if (images.length > 16) return bad('At most 16 images.', 'image');
   for (const img of images) if (!sniffImageType(img.data)) return bad(`Invalid image file "${img.filename}": use png, jpeg or webp.`, 'image');
+  // A PNG's header names its size, and the output defaults to the first image's: a few bytes may
+  // claim any size, so a claim beyond what `size` allows is refused before anything is drawn.
+  for (const img of mask ? [...images, mask] : images) {
+    const claimed = pngSize(img.data);
+    if (claimed && !drawable(claimed.width, claimed.height)) {
+      return bad(`Image "${img.filename}" is ${claimed.width}x${claimed.height}: images must be 1 to ${MAX_SIDE} pixels per side.`, img === mask ? 'mask' : 'image');
+    }
+  }
   const first = pngSize(images[0].data);
   if (mask) {
     const m = pngSize(mask.data);
@@ -185,7 +198,7 @@ function arkGenerate(ctx: SimContext): void {
 
 function serveFile(ctx: SimContext): void {
   const [w, h, seed] = [Number(ctx.params[0]), Number(ctx.params[1]), parseInt(ctx.params[2], 16)];
-  if (!w || !h || w > MAX_SIDE || h > MAX_SIDE || w * h > MAX_PIXELS) return sendJson(ctx.res, 404, openaiError('no such file', 'not_found'));
+  if (!drawable(w, h)) return sendJson(ctx.res, 404, openaiError('no such file', 'not_found'));
   const png = render({ width: w, height: h, seed });
   ctx.res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length, 'cache-control': 'public, max-age=86400' });
   ctx.res.end(png);

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { KLING_MODELS, KLING_RATIOS, KLING_SIMULATOR_ACCOUNT } from '../providers/kling/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, outcomeOf, partState, phaseAt, scheduleCallbacks, sealId, sendSampleVideo, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, outcomeOf, partState, phaseAt, scheduleCallbacks, sealId, sendSampleVideo, taskMap, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Kling part, in Kling's wire format:
 //   POST /v1/videos/text2video | /v1/videos/image2video  → {code:0, message, request_id, data:{task_id, task_status, …}}
@@ -35,7 +35,7 @@ interface KlingPart {
   tasks: Map<string, KlingTask>;
 }
 
-const part = (state: SimState): KlingPart => partState(state, 'kling.video', () => ({ tasks: new Map() }));
+const part = (state: SimState): KlingPart => partState(state, 'kling.video', () => ({ tasks: taskMap(state, 'kling.video') }));
 
 const requestId = () => `sim-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e9).toString(36)}`;
 

@@ -1,6 +1,7 @@
 import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { arkError, openaiError } from './shapes.js';
+import { outputCapProblem } from './tokens.js';
 
 // POST /v1/chat/completions in OpenAI's wire format (and Ark's OpenAI-compatible
 // POST /api/v3/chat/completions): a chat.completion, or a stream of
@@ -53,6 +54,10 @@ function conversation(body: Json): SimConversation | string {
     read.texts.push(t.function.name, String(t.function.description ?? ''));
   }
   const choice = body.tool_choice;
+  for (const field of ['max_tokens', 'max_completion_tokens']) {
+    const problem = outputCapProblem(field, body[field]);
+    if (problem) return problem;
+  }
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? null;
   const rf = body.response_format;
   if (rf != null && !['text', 'json_object', 'json_schema'].includes(rf?.type)) return "Invalid value for 'response_format.type'.";
@@ -99,27 +104,26 @@ function completion(id: string, model: string, a: SimAnswer, callId: string): Js
   };
 }
 
-function chunks(id: string, model: string, a: SimAnswer, callId: string, includeUsage: boolean): string[] {
+function* chunks(id: string, model: string, a: SimAnswer, callId: string, includeUsage: boolean): Generator<string> {
   const created = Math.floor(Date.now() / 1000);
   const frame = (delta: Json, finish: string | null = null) => {
     const c: Json = { id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: 'fp_simulator', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
     if (includeUsage) c.usage = null;
     return `data: ${JSON.stringify(c)}\n\n`;
   };
-  const frames = [frame({ role: 'assistant', content: a.tool ? null : '', refusal: null })];
-  for (const p of a.thought) frames.push(frame({ reasoning_content: p }));
+  yield frame({ role: 'assistant', content: a.tool ? null : '', refusal: null });
+  for (const p of a.thought) yield frame({ reasoning_content: p });
   if (a.tool) {
-    frames.push(frame({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: a.tool.name, arguments: '' } }] }));
-    for (const p of a.tool.argPieces) frames.push(frame({ tool_calls: [{ index: 0, function: { arguments: p } }] }));
+    yield frame({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: a.tool.name, arguments: '' } }] });
+    for (const p of a.tool.argPieces) yield frame({ tool_calls: [{ index: 0, function: { arguments: p } }] });
   } else {
-    for (const p of a.pieces) frames.push(frame({ content: p }));
+    for (const p of a.pieces) yield frame({ content: p });
   }
-  frames.push(frame({}, FINISH[a.finish]));
+  yield frame({}, FINISH[a.finish]);
   if (includeUsage) {
-    frames.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: 'fp_simulator', choices: [], usage: usageOf(a) })}\n\n`);
+    yield `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: 'fp_simulator', choices: [], usage: usageOf(a) })}\n\n`;
   }
-  frames.push('data: [DONE]\n\n');
-  return frames;
+  yield 'data: [DONE]\n\n';
 }
 
 /** The chat route of one OpenAI-compatible API: OpenAI's own, or Ark's at /api/v3 (its own error body). */

@@ -1,6 +1,7 @@
 import { answer, newReading, nextId, readUserTurn, sendTruncatedJson, streamFrames, textOf, type SimAnswer, type SimConversation } from './chat-engine.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { openaiError } from './shapes.js';
+import { outputCapProblem } from './tokens.js';
 
 // POST /v1/responses in OpenAI's Responses wire format: a `response` object, or its typed event
 // stream (response.created … response.completed). The simulator keeps no state: a
@@ -65,6 +66,8 @@ function conversation(body: Json): SimConversation | string {
   if (format != null && !['text', 'json_object', 'json_schema'].includes(format.type)) return "Invalid value for 'text.format.type'.";
   if (format?.type === 'json_schema' && (typeof format.name !== 'string' || typeof format.schema !== 'object')) return "Missing required parameter: 'text.format.name'.";
   const effort = body.reasoning?.effort;
+  const capProblem = outputCapProblem('max_output_tokens', body.max_output_tokens);
+  if (capProblem) return capProblem;
   return {
     ...read,
     forcedTool: choice === 'required' ? 'any' : choice?.type === 'function' ? String(choice.name) : null,
@@ -97,9 +100,11 @@ function usageOf(a: SimAnswer): Json {
 
 function outputOf(a: SimAnswer, ids: Ids): Json[] {
   const out: Json[] = [];
+  // An item cut by max_output_tokens is incomplete, as the response is.
+  const status = a.finish === 'length' ? 'incomplete' : 'completed';
   if (a.thought.length) out.push({ id: ids.reasoning, type: 'reasoning', summary: [{ type: 'summary_text', text: a.thought.join('') }] });
-  if (a.tool) out.push({ id: ids.callItem, type: 'function_call', status: 'completed', arguments: a.tool.args, call_id: ids.call, name: a.tool.name });
-  else out.push({ id: ids.message, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: a.pieces.join(''), annotations: [], logprobs: [] }] });
+  if (a.tool) out.push({ id: ids.callItem, type: 'function_call', status, arguments: a.tool.args, call_id: ids.call, name: a.tool.name });
+  else out.push({ id: ids.message, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text: a.pieces.join(''), annotations: [], logprobs: [] }] });
   return out;
 }
 
@@ -132,35 +137,35 @@ function responseOf(body: Json, a: SimAnswer | null, ids: Ids, output: Json[]): 
   };
 }
 
-function events(body: Json, a: SimAnswer, ids: Ids): string[] {
+function* events(body: Json, a: SimAnswer, ids: Ids): Generator<string> {
   let seq = 0;
   const ev = (type: string, payload: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...payload })}\n\n`;
-  const frames = [ev('response.created', { response: responseOf(body, null, ids, []) }), ev('response.in_progress', { response: responseOf(body, null, ids, []) })];
+  yield ev('response.created', { response: responseOf(body, null, ids, []) });
+  yield ev('response.in_progress', { response: responseOf(body, null, ids, []) });
   const output = outputOf(a, ids);
-  output.forEach((item, index) => {
+  for (const [index, item] of output.entries()) {
     if (item.type === 'reasoning') {
-      frames.push(ev('response.output_item.added', { output_index: index, item: { ...item, summary: [] } }));
-      frames.push(ev('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } }));
-      for (const p of a.thought) frames.push(ev('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta: p }));
-      frames.push(ev('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text: item.summary[0].text }));
-      frames.push(ev('response.reasoning_summary_part.done', { item_id: item.id, output_index: index, summary_index: 0, part: item.summary[0] }));
+      yield ev('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
+      yield ev('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      for (const p of a.thought) yield ev('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta: p });
+      yield ev('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text: item.summary[0].text });
+      yield ev('response.reasoning_summary_part.done', { item_id: item.id, output_index: index, summary_index: 0, part: item.summary[0] });
     } else if (item.type === 'function_call') {
-      frames.push(ev('response.output_item.added', { output_index: index, item: { ...item, arguments: '', status: 'in_progress' } }));
-      for (const p of a.tool!.argPieces) frames.push(ev('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: p }));
-      frames.push(ev('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments }));
+      yield ev('response.output_item.added', { output_index: index, item: { ...item, arguments: '', status: 'in_progress' } });
+      for (const p of a.tool!.argPieces) yield ev('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: p });
+      yield ev('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
     } else {
       const part = item.content[0];
-      frames.push(ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } }));
-      frames.push(ev('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { ...part, text: '' } }));
-      for (const p of a.pieces) frames.push(ev('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: p, logprobs: [] }));
-      frames.push(ev('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] }));
-      frames.push(ev('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part }));
+      yield ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      yield ev('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { ...part, text: '' } });
+      for (const p of a.pieces) yield ev('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: p, logprobs: [] });
+      yield ev('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
+      yield ev('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
     }
-    frames.push(ev('response.output_item.done', { output_index: index, item }));
-  });
+    yield ev('response.output_item.done', { output_index: index, item });
+  }
   const final = responseOf(body, a, ids, output);
-  frames.push(ev(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: final }));
-  return frames;
+  yield ev(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: final });
 }
 
 export function openaiResponsesRoutes(): SimRoute[] {

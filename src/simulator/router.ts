@@ -44,6 +44,8 @@ export interface SimOptions {
    * restarts (with its port), so URLs handed out before a restart still download.
    */
   signingSecret?: Buffer;
+  /** Keeps the video parts' tasks in this JSON file across restarts (the embedded simulator; video-common.ts). */
+  tasksFile?: string;
 }
 
 export interface SimRoute {

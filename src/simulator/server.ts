@@ -15,6 +15,7 @@ import { openaiResponsesRoutes } from './openai-responses.js';
 import { geminiChatRoutes } from './gemini-chat.js';
 import { chatControlRoutes } from './chat-engine.js';
 import { openaiError } from './shapes.js';
+import { saveTasksNow } from './video-common.js';
 
 export interface Simulator {
   url: string;
@@ -82,7 +83,7 @@ export async function startSimulator(
     disconnects: new Map(),
     open: 0,
     baseUrl: '',
-    options: { videoSeconds: opts.videoSeconds ?? 10, urlTtlS: opts.urlTtlS ?? 86400, requireAuth: opts.requireAuth ?? true, signingSecret: opts.signingSecret },
+    options: { videoSeconds: opts.videoSeconds ?? 10, urlTtlS: opts.urlTtlS ?? 86400, requireAuth: opts.requireAuth ?? true, signingSecret: opts.signingSecret, tasksFile: opts.tasksFile },
     parts: new Map(),
   };
 
@@ -161,6 +162,7 @@ export async function startSimulator(
     state,
     close: () =>
       new Promise<void>((resolve) => {
+        saveTasksNow(state);
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -8,7 +8,9 @@ import type { SimOptions } from './router.js';
 // port and secret on every start, so every URL handed out before a restart would stop working.
 // The embedded simulator of a SQLite deployment therefore keeps both in a small JSON file next to
 // the database, reuses them at the next start, and falls back to a fresh port only when the old
-// one is taken (then the file records the new one).
+// one is taken (then the file records the new one). Its video tasks are kept in a second file
+// beside it (`…simulator-tasks.json`, video-common.ts), so a task open at shutdown finishes after
+// the restart as it would have at the provider.
 
 interface SavedState {
   port: number;
@@ -30,12 +32,13 @@ function readState(file: string): SavedState | null {
 export async function startStableSimulator(file: string, opts: Partial<SimOptions> & { host?: string }): Promise<Simulator> {
   const saved = readState(file);
   const secret = saved ? Buffer.from(saved.secret, 'hex') : randomBytes(32);
+  const tasksFile = `${file.replace(/\.json$/, '')}-tasks.json`;
   let sim: Simulator;
   try {
-    sim = await startSimulator({ ...opts, port: saved?.port ?? 0, signingSecret: secret });
+    sim = await startSimulator({ ...opts, port: saved?.port ?? 0, signingSecret: secret, tasksFile });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' && (err as NodeJS.ErrnoException).code !== 'EACCES') throw err;
-    sim = await startSimulator({ ...opts, port: 0, signingSecret: secret });
+    sim = await startSimulator({ ...opts, port: 0, signingSecret: secret, tasksFile });
   }
   if (!saved || sim.port !== saved.port) writeFileSync(file, JSON.stringify({ port: sim.port, secret: secret.toString('hex') }) + '\n', { mode: 0o600 });
   return sim;

@@ -1,6 +1,6 @@
 import { VEO_DURATIONS, VEO_IMAGE_TYPES, VEO_MAX_REFERENCE_IMAGES, VEO_MODELS, VEO_RATIOS } from '../providers/gemini/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, openId, ossSignedUrl, outcomeOf, partState, phaseAt, sealId, serveSignedVideo, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, openId, ossSignedUrl, outcomeOf, partState, phaseAt, sealId, serveSignedVideo, taskMap, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Google Veo part, in the Gemini API's wire format:
 //   POST /v1beta/models/{model}:predictLongRunning  {instances:[{prompt, image?, lastFrame?, referenceImages?}], parameters}
@@ -34,7 +34,7 @@ interface VeoPart {
   operations: Map<string, VeoOperation>;
 }
 
-const part = (state: SimState): VeoPart => partState(state, 'veo.video', () => ({ operations: new Map() }));
+const part = (state: SimState): VeoPart => partState(state, 'veo.video', () => ({ operations: taskMap(state, 'veo.video') }));
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /** A file id is the operation id sealed with the signing secret, so files outlive a restart. */
 const fileIdOf = (state: SimState, opId: string) => sealId(videoSecret(state), opId, 8, ID_ALPHABET);

@@ -1,9 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { SimContext, SimState } from './router.js';
 import { sampleVideo } from './mp4.js';
 
 // What the simulator's video parts share: the outcome markers of a prompt, the timeline a task
-// follows, OSS-style signed download URLs, and serving the sample MP4 with byte ranges.
+// follows, OSS-style signed download URLs, serving the sample MP4 with byte ranges, and keeping
+// the tasks across restarts.
 
 /**
  * How a task ends, chosen by a marker in its prompt:
@@ -189,4 +191,121 @@ export function scheduleCallbacks(state: SimState, name: string, url: string, at
     }, Math.max(0, when - Date.now()) + 5);
     timer.unref();
   }
+}
+
+// A provider keeps its tasks when its API servers restart, so the simulator does when it has a
+// tasks file (SimOptions.tasksFile: the embedded simulator of a SQLite deployment). Each part's
+// tasks are one Map (taskMap); a change to one is written shortly after, the whole file at once
+// (a temporary file renamed over it, so a crash leaves the old file or the new one). The file holds
+// the newest MAX_SAVED_TASKS tasks of each part, fewer if that is over MAX_SAVED_BYTES.
+
+const MAX_SAVED_TASKS = 1000;
+const MAX_SAVED_BYTES = 8 * 1024 * 1024;
+const SAVE_DELAY_MS = 50;
+
+type SavedParts = Record<string, [string, unknown][]>;
+
+interface TaskBook {
+  file: string | undefined;
+  /** Tasks read from the file for parts not opened yet (kept as they are until then). */
+  unopened: SavedParts;
+  maps: Map<string, Map<string, unknown>>;
+  timer: NodeJS.Timeout | null;
+}
+
+/** A part's tasks: every set or delete schedules a save. A task changed in place is set again. */
+class SavedTasks<T> extends Map<string, T> {
+  private changed: (() => void) | null = null;
+
+  static of<T>(entries: [string, T][], changed: () => void): SavedTasks<T> {
+    const m = new SavedTasks<T>();
+    for (const [id, t] of entries) m.set(id, t);
+    m.changed = changed;
+    return m;
+  }
+
+  override set(id: string, task: T): this {
+    super.set(id, task);
+    this.changed?.();
+    return this;
+  }
+
+  override delete(id: string): boolean {
+    const had = super.delete(id);
+    if (had) this.changed?.();
+    return had;
+  }
+}
+
+function readSaved(file: string | undefined): SavedParts {
+  if (!file) return {};
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { parts?: unknown };
+    const parts = saved?.parts;
+    if (!parts || typeof parts !== 'object' || Array.isArray(parts)) return {};
+    const out: SavedParts = {};
+    for (const [name, entries] of Object.entries(parts as Record<string, unknown>)) {
+      if (!Array.isArray(entries)) continue;
+      out[name] = entries.filter((e): e is [string, unknown] => Array.isArray(e) && typeof e[0] === 'string' && !!e[1] && typeof e[1] === 'object');
+    }
+    return out;
+  } catch {
+    // No file yet, or one that does not parse: start without saved tasks.
+    return {};
+  }
+}
+
+function book(state: SimState): TaskBook {
+  return partState(state, 'video.tasks', () => ({ file: state.options.tasksFile, unopened: readSaved(state.options.tasksFile), maps: new Map(), timer: null }));
+}
+
+/** The tasks of the part `name`, holding those saved before a restart. */
+export function taskMap<T>(state: SimState, name: string): Map<string, T> {
+  const b = book(state);
+  let m = b.maps.get(name);
+  if (!m) {
+    m = SavedTasks.of((b.unopened[name] ?? []) as [string, T][], () => scheduleSave(b)) as Map<string, unknown>;
+    delete b.unopened[name];
+    b.maps.set(name, m);
+  }
+  return m as Map<string, T>;
+}
+
+function scheduleSave(b: TaskBook): void {
+  if (!b.file || b.timer) return;
+  b.timer = setTimeout(() => {
+    b.timer = null;
+    writeSaved(b);
+  }, SAVE_DELAY_MS);
+  b.timer.unref();
+}
+
+function writeSaved(b: TaskBook): void {
+  if (!b.file) return;
+  let keep = MAX_SAVED_TASKS;
+  let text: string;
+  for (;;) {
+    const parts: SavedParts = {};
+    for (const [name, entries] of Object.entries(b.unopened)) parts[name] = entries.slice(-keep);
+    // Maps keep insertion order: the newest tasks are last.
+    for (const [name, m] of b.maps) parts[name] = [...m].slice(-keep);
+    text = JSON.stringify({ version: 1, parts });
+    if (Buffer.byteLength(text) <= MAX_SAVED_BYTES || keep <= 1) break;
+    keep = Math.floor(keep / 2);
+  }
+  try {
+    writeFileSync(`${b.file}.tmp`, text, { mode: 0o600 });
+    renameSync(`${b.file}.tmp`, b.file);
+  } catch (err) {
+    process.stderr.write(`mediagate simulator: saving its video tasks to ${b.file} failed: ${(err as Error).message}\n`);
+  }
+}
+
+/** Writes a pending save now (the simulator is closing). */
+export function saveTasksNow(state: SimState): void {
+  const b = state.parts.get('video.tasks') as TaskBook | undefined;
+  if (!b?.timer) return;
+  clearTimeout(b.timer);
+  b.timer = null;
+  writeSaved(b);
 }

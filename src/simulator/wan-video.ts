@@ -1,6 +1,6 @@
 import { WAN_MODELS, WAN_SIZES } from '../providers/dashscope/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, uuid, videoSecret, type SimOutcome } from './video-common.js';
+import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, taskMap, uuid, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's Alibaba Wan part, in DashScope's wire format:
 //   POST /api/v1/services/aigc/video-generation/video-synthesis  (text- and image-to-video)
@@ -32,7 +32,7 @@ interface WanPart {
   tasks: Map<string, WanTask>;
 }
 
-const part = (state: SimState): WanPart => partState(state, 'dashscope.video', () => ({ tasks: new Map() }));
+const part = (state: SimState): WanPart => partState(state, 'dashscope.video', () => ({ tasks: taskMap(state, 'dashscope.video') }));
 
 export function dashscopeError(code: string, message: string): unknown {
   return { request_id: uuid(), code, message };
@@ -176,6 +176,8 @@ export function wanVideoRoutes(): SimRoute[] {
         const phase = t ? phaseAt(t.createdMs, t.outcome, ctx.state.options.videoSeconds * 1000, now, t.cancelledMs).phase : undefined;
         if (!t || phase !== 'queued') return invalid(ctx, 'Failed to cancel the task, please confirm if the task is in PENDING status.', 'UnsupportedOperation');
         t.cancelledMs = now;
+        // Set again, so the change is saved.
+        part(ctx.state).tasks.set(t.id, t);
         sendJson(ctx.res, 200, { request_id: uuid() });
       },
     },

@@ -366,6 +366,73 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropIndex('reservations_held').ifExists().execute();
       },
     },
+    // Responses state as a chain: a response points to the one it continues (parent_id) and keeps
+    // only its own input, so a conversation is stored once; its sizes (context_bytes, bytes) let a
+    // request's expansion and a key's total be counted without reading bodies. Item ids become unique per key instead of
+    // globally (one key's id no longer hides another's), and an item lives with the response that
+    // stored it last. Existing responses keep their whole input and read as conversation starts.
+    '0010_responses_chain': {
+      async up(db: Kysely<any>) {
+        const size = (col: string) => (dialect === 'postgres' ? sql`octet_length(${sql.ref(col)})` : sql`length(cast(${sql.ref(col)} as blob))`);
+        await db.schema.alterTable('responses').addColumn('parent_id', 'text').execute();
+        await db.schema.alterTable('responses').addColumn('depth', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('responses').addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('responses').addColumn('context_bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+        // An existing body is counted whole as context: at most a few echoed request fields too many.
+        await db.updateTable('responses').set({ bytes: sql`${size('input_items')} + ${size('body')}` }).execute();
+        await db.updateTable('responses').set({ context_bytes: sql.ref('bytes') }).execute();
+        // A key's count and bytes, and its eviction order, from the index alone.
+        await db.schema.createIndex('responses_key_age').on('responses').columns(['key_id', 'expires_at', 'depth', 'bytes']).execute();
+
+        await db.schema
+          .createTable('response_items_by_key')
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('response_id', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('bytes', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('response_items_by_key_pk', ['key_id', 'id'])
+          .execute();
+        await db
+          .insertInto('response_items_by_key')
+          .columns(['key_id', 'id', 'response_id', 'body', 'bytes'])
+          .expression(
+            db
+              .selectFrom('response_items as i')
+              .select(['i.key_id', 'i.id', 'i.response_id', 'i.body', size('i.body').as('bytes')])
+              .where((eb) => eb.exists(eb.selectFrom('responses as r').select('r.id').whereRef('r.id', '=', 'i.response_id').whereRef('r.key_id', '=', 'i.key_id'))),
+          )
+          .execute();
+        await db.schema.dropTable('response_items').execute();
+        await db.schema.alterTable('response_items_by_key').renameTo('response_items').execute();
+        await db.schema.createIndex('response_items_response').on('response_items').column('response_id').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema
+          .createTable('response_items_global')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('response_id', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        // Ids two keys share cannot both return to a global key: the first one stays. A chained
+        // response keeps only its own turn's input.
+        const rows = await db.selectFrom('response_items as i').innerJoin('responses as r', 'r.id', 'i.response_id').select(['i.id', 'i.key_id', 'i.response_id', 'i.body', 'r.expires_at']).execute();
+        const seen = new Set<string>();
+        for (const row of rows) {
+          if (seen.has(row.id)) continue;
+          seen.add(row.id);
+          await db.insertInto('response_items_global').values(row).execute();
+        }
+        await db.schema.dropTable('response_items').execute();
+        await db.schema.alterTable('response_items_global').renameTo('response_items').execute();
+        await db.schema.createIndex('response_items_response').on('response_items').column('response_id').execute();
+        await db.schema.createIndex('response_items_expires').on('response_items').column('expires_at').execute();
+        await db.schema.dropIndex('responses_key_age').execute();
+        for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
+      },
+    },
   };
 }
 

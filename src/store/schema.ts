@@ -209,19 +209,32 @@ export interface ResponseTable {
   model: string;
   /** The response object as the client got it, JSON. */
   body: string;
-  /** Every input item of the call (earlier turns included, references resolved), JSON array. */
+  /**
+   * The input items this response added (item references resolved), JSON array. The turns before
+   * it are its parent's; rows stored before responses were chained hold their whole input here.
+   */
   input_items: string;
+  /** previous_response_id of its request: the conversation continues from there. */
+  parent_id: string | null;
+  /** Responses before it in its chain (0 for the first turn). */
+  depth: number;
+  /** UTF-8 bytes of input_items and body: what it adds to its key's total. */
+  bytes: number;
+  /** UTF-8 bytes of its input and output items as JSON: what it adds to a later turn's input. */
+  context_bytes: number;
   created_at: number;
   expires_at: number;
 }
 
 export interface ResponseItemTable {
-  id: string;
   key_id: string;
+  id: string;
+  /** The response that stored it last (it lives and goes with that response). */
   response_id: string;
   /** The item, JSON. */
   body: string;
-  expires_at: number;
+  /** UTF-8 bytes of body. */
+  bytes: number;
 }
 
 export interface Database {

@@ -5,7 +5,7 @@ import { redact } from '../http/redact.js';
 import type { TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
-import { bindTask } from './binding.js';
+import { bindTask, type VideoBinding } from './binding.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
 import { ownedTask } from './request.js';
 import { isTerminal } from './status.js';
@@ -30,8 +30,9 @@ function notCancellable(message: string): GatewayError {
  * POST /v1/video/generations/{task_id}/cancel. The provider is asked first (only an adapter with
  * `cancel` can, and only for a state it accepts: Ark cancels queued tasks); once it accepted, the
  * task moves to FAILURE through the same guarded move the poller uses, so the credit hold is
- * released exactly once even when a poller moves the task at the same moment. Anything else is
- * 409 task_not_cancellable and nothing changes.
+ * released exactly once even when a poller moves the task at the same moment. A refusal of a task
+ * the provider already holds as cancelled (another cancel got there first) ends the same way.
+ * Anything else is 409 task_not_cancellable and nothing changes.
  */
 export class TaskCanceller {
   constructor(private readonly d: CancelDeps) {}
@@ -52,8 +53,23 @@ export class TaskCanceller {
       if (err instanceof UpstreamFailure) throw errors.upstreamError(`The provider did not answer the cancellation: ${redact(err.message)}`);
       throw err;
     }
-    if (!outcome.accepted) throw notCancellable(`The provider cannot cancel the task in its current state${outcome.message ? `: ${redact(outcome.message)}` : '.'}`);
+    // A refusal can mean that another cancel of this task (a DELETE, a second POST, on this or
+    // another instance) got to the provider first and is being recorded right now: then the task
+    // is cancelled, and this request records it too (the guarded move keeps it to one release).
+    if (!outcome.accepted && !(await this.cancelledAtProvider(bound, row))) {
+      throw notCancellable(`The provider cannot cancel the task in its current state${outcome.message ? `: ${redact(outcome.message)}` : '.'}`);
+    }
     return this.settleCancelled(row);
+  }
+
+  /** Whether the provider holds the task as cancelled; false when it cannot tell right now. */
+  private async cancelledAtProvider(bound: VideoBinding, row: TaskRow): Promise<boolean> {
+    try {
+      return bound.adapter.view(await bound.adapter.get({ upstream: this.d.upstream }, bound.target, row.upstream_id)).state === 'cancelled';
+    } catch (err) {
+      if (err instanceof UpstreamFailure) return false;
+      throw err;
+    }
   }
 
   /** Moves the task to FAILURE from whatever open status it is in now; a move another writer made first is followed. */

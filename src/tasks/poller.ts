@@ -1,5 +1,5 @@
 import type { ChannelConfig, Config } from '../config/schema.js';
-import { randomBase62 } from '../auth/keys.js';
+import { randomBase62 } from '../ids.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { BillableUnits } from '../providers/video-types.js';

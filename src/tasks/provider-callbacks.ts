@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import { randomBase62 } from '../auth/keys.js';
+import { randomBase62 } from '../ids.js';
 import { GatewayError } from '../http/errors.js';
 import type { TasksRepo } from '../store/repos/tasks.js';
 import { baseFromConfig } from './content/gateway-url.js';

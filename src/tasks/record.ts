@@ -40,11 +40,16 @@ function parseData(text: string): unknown {
 /** The columns a TaskRecord is made of. */
 export type RecordColumns = Pick<TaskRow, 'task_id' | 'action' | 'status' | 'fail_reason' | 'submit_time' | 'start_time' | 'finish_time' | 'progress' | 'data' | 'upstream_id'>;
 
-/** The provider's object as the client sees it: with the public id as `id` when the gateway minted one. */
-function clientData(row: RecordColumns): unknown {
+/**
+ * The provider's object as the client sees it, with the public task id as `id` whatever the
+ * provider calls its own id (Kling `task_id`, Veo `name`, Wan `output.task_id`; those stay as they
+ * are beside it), so `task_id` equals `data.id` for every provider.
+ */
+function clientData(row: RecordColumns): Record<string, unknown> {
   const data = parseData(row.data);
-  if (!row.upstream_id || row.upstream_id === row.task_id || !data || typeof data !== 'object' || Array.isArray(data)) return data;
-  return { ...(data as Record<string, unknown>), id: row.task_id };
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return { id: row.task_id };
+  const object = data as Record<string, unknown>;
+  return object.id === row.task_id ? object : { ...object, id: row.task_id };
 }
 
 export function toTaskRecord(row: RecordColumns, now = Date.now()): TaskRecord {

@@ -10,7 +10,7 @@ import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered
 import { UpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Target } from '../upstream/target.js';
-import { randomBase62 } from '../auth/keys.js';
+import { randomBase62 } from '../ids.js';
 import type { TaskRow, TaskView, TasksRepo } from '../store/repos/tasks.js';
 import { retryWhileUnavailable } from '../store/unavailable.js';
 import { redactDeep } from '../http/redact.js';

@@ -6,55 +6,89 @@ import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 // (a provider's result URL, a client's image URL, a webhook URL): never to a private, loopback,
 // link-local, metadata or otherwise non-public address, checked on the addresses a name RESOLVES to
 // (so a public name pointing at 127.0.0.1 is refused too) and again on every redirect hop.
-// Channels marked `allow_private_network` (the simulator on loopback) skip the check.
+// Channels marked `allow_private_network` (the simulator on loopback) skip the check for the URLs
+// their provider hands the gateway; a client's URL is checked on every channel.
 
-const blocked = new BlockList();
+// The IANA IPv4 and IPv6 Special-Purpose Address Registries: every block whose "Globally
+// Reachable" is False (IPv4-mapped ::ffff:0:0/96 aside: it is judged by the address it carries),
+// the IPv6 Teredo block (N/A there, and it tunnels to an address nobody checked), and multicast.
+const notGlobal4 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], // "this network"; 0.0.0.0 reaches the local host
   ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
+  ['100.64.0.0', 10], // shared address space (carrier-grade NAT)
   ['127.0.0.0', 8],
   ['169.254.0.0', 16], // link-local, incl. the cloud metadata address 169.254.169.254
   ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.0.0', 24], // IETF protocol assignments (service continuity, dummy, NAT64 discovery …)
   ['192.0.2.0', 24], // documentation
+  ['192.88.99.2', 32], // 6a44 relay anycast
   ['192.168.0.0', 16],
   ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, incl. 255.255.255.255
+  ['240.0.0.0', 4], // reserved, incl. the limited broadcast 255.255.255.255
 ] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
+  notGlobal4.addSubnet(net, prefix, 'ipv4');
 }
+/** Globally reachable entries inside a block above (anycast services). */
+const global4 = new BlockList();
+global4.addAddress('192.0.0.9', 'ipv4'); // Port Control Protocol anycast
+global4.addAddress('192.0.0.10', 'ipv4'); // TURN anycast
+
+const notGlobal6 = new BlockList();
 for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
-  ['::', 96], // IPv4-compatible (deprecated)
-  ['100::', 64], // discard
+  ['64:ff9b:1::', 48], // local-use IPv4/IPv6 translation
+  ['100::', 64], // discard-only
+  ['100:0:0:1::', 64], // dummy prefix
+  ['2001::', 23], // IETF protocol assignments, incl. Teredo 2001::/32 and benchmarking 2001:2::/48
   ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation
+  ['5f00::', 16], // segment routing (SRv6) SIDs
   ['fc00::', 7], // unique local, incl. fd00::/8 (fd00:ec2::254 is a metadata address)
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
+  notGlobal6.addSubnet(net, prefix, 'ipv6');
 }
+const global6 = new BlockList();
+for (const [net, prefix] of [
+  ['2001:1::1', 128], // Port Control Protocol anycast
+  ['2001:1::2', 128], // TURN anycast
+  ['2001:1::3', 128], // DNS-SD service registration anycast
+  ['2001:3::', 32], // AMT
+  ['2001:4:112::', 48], // AS112-v6
+  ['2001:20::', 28], // ORCHIDv2
+  ['2001:30::', 28], // drone remote ID entity tags
+] as const) {
+  global6.addSubnet(net, prefix, 'ipv6');
+}
+/** The only IPv6 space allocated for global unicast; everything else is reserved. */
+const globalUnicast6 = new BlockList();
+globalUnicast6.addSubnet('2000::', 3, 'ipv6');
 
-/** The IPv4 address an IPv6 address carries (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16), if any. */
-function embeddedIPv4(v6: string): string | null {
-  const groups = expandIPv6(v6);
-  if (!groups) return null;
+/**
+ * The IPv4 address an IPv6 address carries, by the form that carries it: IPv4-mapped
+ * ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, IPv4-compatible ::a.b.c.d (deprecated, still
+ * tunnelled by some hosts), NAT64 64:ff9b::/96 and 6to4 2002:AABB:CCDD::/48; null for any other.
+ */
+function embeddedIPv4(groups: number[]): string | null {
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   const zero = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
   if (zero(0, 5) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
+  if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6], groups[7]);
+  if (zero(0, 6)) return v4(groups[6], groups[7]);
   if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return v4(groups[6], groups[7]);
   if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
   return null;
 }
 
 function expandIPv6(addr: string): number[] | null {
-  let text = addr.toLowerCase().replace(/%.*$/, '');
+  let text = addr.toLowerCase();
   // A dotted IPv4 tail becomes two groups.
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (dotted) {
@@ -72,15 +106,27 @@ function expandIPv6(addr: string): number[] | null {
   return groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
 }
 
+function isNonPublicIPv4(ip: string): boolean {
+  return notGlobal4.check(ip, 'ipv4') && !global4.check(ip, 'ipv4');
+}
+
+function isNonPublicIPv6(ip: string): boolean {
+  const groups = expandIPv6(ip);
+  if (!groups) return true;
+  const v4 = embeddedIPv4(groups);
+  if (v4 !== null) return isNonPublicIPv4(v4);
+  if (!globalUnicast6.check(ip, 'ipv6')) return true;
+  return notGlobal6.check(ip, 'ipv6') && !global6.check(ip, 'ipv6');
+}
+
 /** true for any address the gateway must not connect to on behalf of a provider or a client. */
 export function isNonPublicAddress(address: string): boolean {
-  const ip = address.replace(/^\[|\]$/g, '');
+  // Brackets of a URL host and an IPv6 zone (fe80::1%eth0) are not part of the address.
+  const ip = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const family = isIP(ip);
-  if (family === 4) return blocked.check(ip, 'ipv4');
-  if (family !== 6) return true; // not an address at all: refuse rather than guess
-  const v4 = embeddedIPv4(ip);
-  if (v4 && blocked.check(v4, 'ipv4')) return true;
-  return blocked.check(ip, 'ipv6');
+  if (family === 4) return isNonPublicIPv4(ip);
+  if (family === 6) return isNonPublicIPv6(ip);
+  return true; // not an address at all: refuse rather than guess
 }
 
 /** A connection the guard refused; `message` says which address and why, without secrets. */
@@ -152,8 +198,11 @@ export interface GuardedGetOptions {
   maxBytes: number;
   /** The whole fetch, redirects included. */
   timeoutMs: number;
-  /** Skip the address check (channels marked allow_private_network). */
-  allowPrivate?: boolean;
+  /**
+   * URLs fetched without the address check, asked per hop (a simulator channel's own image files;
+   * see imageBytes). Every other hop goes through the guard.
+   */
+  exempt?: (url: URL) => boolean;
   maxRedirects?: number;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -177,21 +226,24 @@ export class FetchRefused extends Error {
 let sharedGuarded: Agent | null = null;
 let sharedOpen: Agent | null = null;
 
-function agentFor(allowPrivate: boolean): Agent {
-  if (allowPrivate) return (sharedOpen ??= new Agent());
+function agentFor(exempt: boolean): Agent {
+  if (exempt) return (sharedOpen ??= new Agent());
   return (sharedGuarded ??= guardedAgent());
 }
 
 /**
- * GET with the address guard on every hop, http(s) only, at most `maxRedirects` redirects, a
+ * GET with the address guard on every hop (`exempt` aside), http(s) only, at most `maxRedirects` redirects, a
  * content-type allow-list, a size cap and one timeout for the whole exchange.
  */
 export async function guardedGet(url: string, opts: GuardedGetOptions): Promise<GuardedGetResult> {
   const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs)]) : AbortSignal.timeout(opts.timeoutMs);
-  const dispatcher: Dispatcher = agentFor(opts.allowPrivate === true);
   let current = url;
   for (let hop = 0; ; hop++) {
     if (!isHttpUrl(current)) throw new FetchRefused(`only http(s) URLs are fetched, not ${schemeOf(current)}`);
+    // The URL as parsed is the one judged and the one requested (dot segments already resolved).
+    const parsed = new URL(current);
+    current = parsed.toString();
+    const dispatcher: Dispatcher = agentFor(opts.exempt?.(parsed) === true);
     let res: Dispatcher.ResponseData;
     try {
       res = await request(current, { method: 'GET', headers: opts.headers, signal, dispatcher });
@@ -247,10 +299,15 @@ function schemeOf(value: string): string {
   return m ? `${m[1].toLowerCase()}:` : 'a relative or malformed URL';
 }
 
+const NOT_PUBLIC = 'the host is not, or does not resolve to, a public address';
+
 function asFetchError(err: unknown, signal: AbortSignal): Error {
   if (err instanceof FetchRefused) return err;
   const cause = (err as { cause?: unknown }).cause ?? err;
-  if (cause instanceof AddressRefused || err instanceof AddressRefused) return new FetchRefused((cause as Error).message);
+  // One answer for a refused host and a name that does not resolve, without the address: what
+  // the gateway's own network holds (or its resolver knows) is not told to whoever sent the URL.
+  const code = (cause as NodeJS.ErrnoException).code ?? (err as NodeJS.ErrnoException).code;
+  if (cause instanceof AddressRefused || err instanceof AddressRefused || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchRefused(NOT_PUBLIC);
   if (signal.aborted) return new FetchRefused('the fetch timed out');
   return new FetchRefused(`the fetch failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
 }

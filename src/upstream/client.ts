@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
-import { Agent, request, util as undiciUtil, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { Agent, request, type Dispatcher } from 'undici';
 import { guardedAgent } from './address-guard.js';
 import type { AbortLike } from './abort-like.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
@@ -34,7 +34,7 @@ export interface SendOptions {
   publicOnly?: boolean;
 }
 
-/** A whole answer gathered by UpstreamClient.collect(). */
+/** A whole answer gathered by UpstreamClient.collect() (or an error answer's text read from a stream). */
 export interface CollectedAnswer {
   readonly statusCode: number;
   readonly headers: IncomingHttpHeaders;
@@ -90,7 +90,7 @@ export class UpstreamClient {
    * followed by readText(), without a body stream in between. A 2xx body over the answer limit
    * tears the connection down and fails as `oversized`; a body that breaks fails as send() and
    * readText() would. A non-2xx answer resolves with its status and headers and its body text ('' when
-   * the body could not be read whole), for the provider's error mapping (asResponseData()).
+   * the body could not be read whole), for the provider's error mapping (statusFailure()).
    */
   collect(opts: SendOptions & { body?: string | Buffer }): Promise<CollectedAnswer> {
     return this.dispatchWith(opts, (resolve, reject) => new Collector(this.limits.bodyBytes, opts.signal, resolve, reject));
@@ -143,21 +143,6 @@ export class UpstreamClient {
     });
   }
 
-  /** A collected non-2xx answer as the response data the providers' error mapping reads. */
-  asResponseData(answer: CollectedAnswer): Dispatcher.ResponseData {
-    const res = {
-      statusCode: answer.statusCode,
-      statusText: '',
-      headers: answer.headers,
-      trailers: {},
-      opaque: null,
-      context: {},
-      body: Readable.from(answer.text ? [Buffer.from(answer.text, 'utf8')] : []),
-    } as unknown as Dispatcher.ResponseData;
-    setAnswerLimits(res, this.limits);
-    return res;
-  }
-
   /** A request URL split into origin and path (cached; throws for a URL undici cannot take). */
   private targetOf(url: string): { origin: string; path: string } {
     let target = this.targets.get(url);
@@ -190,16 +175,15 @@ function splitUrl(raw: string): { origin: string; path: string } {
 }
 
 /**
- * The dispatch handler behind collect(), on undici's raw handler interface (onConnect … onError):
- * the response headers arrive unparsed and are parsed only when asked for (an error status), the
- * body's chunks are gathered, and the promise is settled once. The client's departure signal
- * aborts the request at once (before it was connected: as soon as it is); the failure is then
- * `aborted`, mapped by toUpstreamFailure like every other.
+ * The dispatch handler behind collect(), on undici's dispatch handler API (onRequestStart …
+ * onResponseError): the body's chunks are gathered and the promise is settled once. The client's
+ * departure signal aborts the request at once (before it was connected: as soon as it is); the
+ * failure is then `aborted`, mapped by toUpstreamFailure like every other.
  */
 class Collector implements Dispatcher.DispatchHandler {
-  private abort: ((err?: Error) => void) | null = null;
+  private controller: Dispatcher.DispatchController | null = null;
   private status = 0;
-  private rawHeaders: Buffer[] = [];
+  private headers: IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
   private size = 0;
   /** Why the gateway aborted the request itself (an answer over the limit). */
@@ -212,88 +196,56 @@ class Collector implements Dispatcher.DispatchHandler {
     private readonly resolve: (answer: CollectedAnswer) => void,
     private readonly reject: (err: UpstreamFailure) => void,
   ) {
-    // Not removed once settled (removing an EventTarget listener costs about as much as adding
-    // it): the signal lives no longer than its request, and a settled collector ignores it.
-    if (signal) signal.addEventListener('abort', () => this.settled || this.abort?.(signal.reason as Error), { once: true });
+    // Not removed once settled: the signal lives no longer than its request, and a settled
+    // collector ignores it.
+    if (signal) signal.addEventListener('abort', () => this.settled || this.controller?.abort(signal.reason as Error), { once: true });
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    if (this.signal?.aborted) return abort(this.signal.reason as Error);
-    this.abort = abort;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) controller.abort(this.signal.reason as Error);
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
-    if (statusCode < 200) return true;
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return;
     this.status = statusCode;
-    this.rawHeaders = rawHeaders;
-    if (contentLengthOf(rawHeaders) > this.max) return this.tooLarge();
-    return true;
+    this.headers = headers;
+    if (Number(headers['content-length']) > this.max) this.tooLarge(controller);
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.settled) return false;
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
     this.size += chunk.length;
-    if (this.size > this.max) return this.tooLarge();
+    if (this.size > this.max) return this.tooLarge(controller);
     this.chunks.push(chunk);
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     if (this.settled) return;
     const { chunks, size } = this;
     this.settle();
-    this.resolve(new Collected(this.status, this.rawHeaders, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8')));
+    const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+    this.resolve({ statusCode: this.status, headers: this.headers, text });
   }
 
-  onError(err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (this.settled) return;
     this.settle();
     // An error status stays an error status whatever became of its body (the provider's mapping reads '').
-    if (this.status >= 300) this.resolve(new Collected(this.status, this.rawHeaders, ''));
+    if (this.status >= 300) this.resolve({ statusCode: this.status, headers: this.headers, text: '' });
     else this.reject(this.failure ?? toUpstreamFailure(err, this.signal));
   }
 
-  /** Over the limit: hang up on the upstream (onError follows). */
-  private tooLarge(): false {
+  /** Over the limit: hang up on the upstream (onResponseError follows). */
+  private tooLarge(controller: Dispatcher.DispatchController): void {
     this.failure = oversized('the upstream answer', this.max);
-    this.abort?.(this.failure);
-    return false;
+    controller.abort(this.failure);
   }
 
   private settle(): void {
     this.settled = true;
     this.chunks = [];
   }
-}
-
-/** A collected answer; its headers are parsed on first read. */
-class Collected implements CollectedAnswer {
-  private parsed: IncomingHttpHeaders | null = null;
-
-  constructor(
-    readonly statusCode: number,
-    private readonly rawHeaders: Buffer[],
-    readonly text: string,
-  ) {}
-
-  get headers(): IncomingHttpHeaders {
-    return (this.parsed ??= undiciUtil.parseHeaders(this.rawHeaders) as IncomingHttpHeaders);
-  }
-}
-
-/** The first value of a response header among raw headers ('' when absent); `name` in lower case. */
-function rawHeader(rawHeaders: Buffer[], name: string): string {
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const key = rawHeaders[i];
-    if (key.length === name.length && undiciUtil.headerNameToString(key) === name) return rawHeaders[i + 1].toString('latin1');
-  }
-  return '';
-}
-
-/** The declared Content-Length among raw response headers (NaN when there is none). */
-function contentLengthOf(rawHeaders: Buffer[]): number {
-  const declared = rawHeader(rawHeaders, 'content-length');
-  return declared ? Number(declared) : NaN;
 }
 
 /** Where UpstreamStream.pushTo() delivers the body (SseReader is one). */
@@ -310,10 +262,10 @@ export interface ChunkSink {
 const HELD_BYTES = 64 * 1024;
 
 /**
- * A streamed upstream answer, and the dispatch handler that reads it (undici's raw handler
- * interface, like Collector). The reader pulls: `next()` gives the next body chunk as it came off
+ * A streamed upstream answer, and the dispatch handler that reads it (undici's dispatch handler
+ * API, like Collector). The reader pulls: `next()` gives the next body chunk as it came off
  * the socket (or, when chunks arrived while nobody asked, all of them at once). Chunks held past
- * HELD_BYTES pause the socket (onData answers false) until the reader asks again, so a reader that
+ * HELD_BYTES pause the socket (the controller's pause()) until the reader asks again, so a reader that
  * waits — for a slow client to drain — stops the upstream too; undici's idle timeout does not run
  * while paused. Or, after pushTo(), the chunks go to a sink as they arrive (no promise per chunk);
  * a sink that cannot take more pauses the socket until its resume(). The client's departure
@@ -325,10 +277,9 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
   statusCode = 0;
   /** The Content-Type of the answer ('' when none). */
   contentType = '';
-  private abort: ((err?: Error) => void) | null = null;
-  private resumeSocket: (() => void) | null = null;
-  /** Kept only for an error status (its headers are parsed for the provider's error mapping). */
-  private rawHeaders: Buffer[] | null = null;
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Kept only for an error status (for the provider's error mapping). */
+  private errorHeaders: IncomingHttpHeaders | null = null;
   private opened: ((stream: UpstreamStream) => void) | null;
   private openFailed: ((err: UpstreamFailure) => void) | null;
   /** Chunks that arrived while nobody asked, and their bytes (past HELD_BYTES the socket is paused). */
@@ -359,12 +310,12 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     this.opened = opened;
     this.openFailed = openFailed;
     // Not removed when done (as in Collector): the signal lives no longer than its request.
-    if (signal) signal.addEventListener('abort', () => this.done || this.abort?.(signal.reason as Error), { once: true });
+    if (signal) signal.addEventListener('abort', () => this.done || this.controller?.abort(signal.reason as Error), { once: true });
   }
 
-  /** The response headers, parsed (kept only for an error status; {} otherwise). */
+  /** The response headers (kept only for an error status; {} otherwise). */
   get headers(): IncomingHttpHeaders {
-    return this.rawHeaders ? (undiciUtil.parseHeaders(this.rawHeaders) as IncomingHttpHeaders) : {};
+    return this.errorHeaders ?? {};
   }
 
   /**
@@ -379,7 +330,7 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
       this.heldBytes = 0;
       if (this.paused) {
         this.paused = false;
-        this.resumeSocket?.();
+        this.controller?.resume();
       }
       return Promise.resolve(chunk);
     }
@@ -443,7 +394,7 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     }
     if (this.paused) {
       this.paused = false;
-      this.resumeSocket?.();
+      this.controller?.resume();
     }
   }
 
@@ -463,56 +414,47 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     this.heldBytes = 0;
     if (this.done) return;
     this.done = true;
-    this.abort?.(new Error('the gateway stopped reading the upstream stream'));
+    this.controller?.abort(new Error('the gateway stopped reading the upstream stream'));
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    if (this.signal?.aborted) return abort(this.signal.reason as Error);
-    if (this.done) return abort(new Error('the gateway stopped reading the upstream stream'));
-    this.abort = abort;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) controller.abort(this.signal.reason as Error);
+    else if (this.done) controller.abort(new Error('the gateway stopped reading the upstream stream'));
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    if (statusCode < 200) return true;
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return;
     this.statusCode = statusCode;
-    this.resumeSocket = resume;
-    this.contentType = rawHeader(rawHeaders, 'content-type');
-    if (statusCode >= 300) this.rawHeaders = rawHeaders;
+    const type = headers['content-type'];
+    this.contentType = typeof type === 'string' ? type : '';
+    if (statusCode >= 300) this.errorHeaders = headers;
     const opened = this.opened;
     this.opened = this.openFailed = null;
     opened?.(this);
-    return true;
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.mode === 'drop') return true;
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.mode === 'drop') return;
     if (this.mode === 'text') return this.keepText(chunk);
     if (this.mode === 'push' && !this.stalled) {
-      if (this.sink!.push(chunk) || this.mode !== 'push') return true;
+      if (this.sink!.push(chunk) || this.mode !== 'push') return;
       this.stalled = true;
-      this.paused = true;
-      return false;
+      return this.pause(controller);
     }
     const resolve = this.waitResolve;
     if (resolve) {
       this.waitResolve = this.waitReject = null;
-      resolve(chunk);
-      return true;
+      return resolve(chunk);
     }
     (this.held ??= []).push(chunk);
     this.heldBytes += chunk.length;
-    if (this.stalled) {
-      this.paused = true;
-      return false;
-    }
-    // Holding a little keeps pauses rare: undici's pause leaves the socket reading into its own
-    // buffer, and every resume re-reads that buffer whole.
-    if (this.heldBytes < HELD_BYTES) return true;
-    this.paused = true;
-    return false;
+    // Holding a little keeps pauses rare: a paused socket still reads into undici's own buffer,
+    // and every resume re-reads that buffer whole.
+    if (this.stalled || this.heldBytes >= HELD_BYTES) this.pause(controller);
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     if (this.done) return;
     this.done = true;
     if (this.mode === 'text') return this.textDone?.(this.takeText());
@@ -522,7 +464,7 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     resolve?.(null);
   }
 
-  onError(err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     const openFailed = this.openFailed;
     if (openFailed) {
       this.opened = this.openFailed = null;
@@ -542,6 +484,11 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     reject?.(this.failure);
   }
 
+  private pause(controller: Dispatcher.DispatchController): void {
+    this.paused = true;
+    controller.pause();
+  }
+
   /** Push: the body ended or broke; the sink hears of it now, or (stalled) on resume(). */
   private settleSink(): void {
     const sink = this.sink;
@@ -557,19 +504,15 @@ export class UpstreamStream implements Dispatcher.DispatchHandler {
     this.heldBytes = 0;
     if (this.paused && !this.done) {
       this.paused = false;
-      this.resumeSocket?.();
+      this.controller?.resume();
     }
   }
 
-  private keepText(chunk: Buffer): boolean {
+  private keepText(chunk: Buffer): void {
     this.textSize += chunk.length;
-    if (this.textSize > this.limits.bodyBytes) {
-      // Over the limit: hang up (onError then answers '').
-      this.abort?.(oversized('the upstream answer', this.limits.bodyBytes));
-      return false;
-    }
-    (this.textChunks ??= []).push(chunk);
-    return true;
+    // Over the limit: hang up (onResponseError then answers '').
+    if (this.textSize > this.limits.bodyBytes) this.controller?.abort(oversized('the upstream answer', this.limits.bodyBytes));
+    else (this.textChunks ??= []).push(chunk);
   }
 
   private takeText(): string {

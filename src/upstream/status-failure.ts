@@ -1,16 +1,20 @@
 import type { Dispatcher } from 'undici';
+import type { CollectedAnswer } from './client.js';
 import { UpstreamFailure } from './failure.js';
 import { readText } from './json.js';
+
+/** A provider's error answer: a response whose body is still to be read, or one read whole already. */
+export type ErrorAnswer = Dispatcher.ResponseData | CollectedAnswer;
 
 /**
  * Turns a provider's non-2xx answer into an UpstreamFailure. `pick` reads the provider's error body
  * (already parsed; undefined when it was not JSON) for its message and code.
  */
 export async function statusFailure(
-  res: Dispatcher.ResponseData,
+  res: ErrorAnswer,
   pick: (body: any) => { message?: unknown; code?: unknown },
 ): Promise<UpstreamFailure> {
-  const text = await readText(res).catch(() => '');
+  const text = 'body' in res ? await readText(res).catch(() => '') : res.text;
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -27,7 +31,7 @@ export async function statusFailure(
   );
 }
 
-export function retryAfterSeconds(headers: Dispatcher.ResponseData['headers']): number {
+export function retryAfterSeconds(headers: ErrorAnswer['headers']): number {
   const v = headers['retry-after'];
   const s = Number(Array.isArray(v) ? v[0] : v);
   return Number.isFinite(s) && s > 0 ? Math.ceil(s) : 0;

@@ -5,7 +5,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
-import { embeddedDefault } from '../../src/config/defaults.js';
+import { embeddedDefault } from '../../src/config-file/defaults.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { WIRE_FORMATS } from '../helpers/chat-formats.js';
 

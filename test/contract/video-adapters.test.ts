@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelConfig, VideoModeName } from '../../src/config/schema.js';
 import { SEEDANCE_MODELS } from '../../src/providers/ark/models.js';
@@ -14,7 +12,7 @@ import { bindTask } from '../../src/tasks/binding.js';
 import { patternImage } from '../../src/simulator/png.js';
 import { usageRowsOf } from '../helpers/gateway.js';
 import { balanceOf, createAndFinish, expectUrlServes, providerRig, type ProviderRig } from '../helpers/provider-video.js';
-import { createTask, readTask, simFault, simVideoConfig, waitForTask } from '../helpers/video.js';
+import { IMG, createTask, readTask, simFault, simVideoConfig, waitForTask } from '../helpers/video.js';
 
 // The contract every video adapter passes against its simulator part, over real HTTP through the
 // gateway: each mode its models declare runs to SUCCESS; every failure state of the provider ends
@@ -37,6 +35,8 @@ interface AdapterCase {
   failures: { marker: string; reason: RegExp }[];
   /** Request fields a mode needs on this provider beyond prompt and images. */
   extra?: Partial<Record<VideoModeName, Record<string, unknown>>>;
+  /** The gateway fetches this provider's images itself (it takes bytes): frames go inline. */
+  inlineImages?: true;
 }
 
 const ADAPTERS: AdapterCase[] = [
@@ -64,6 +64,7 @@ const ADAPTERS: AdapterCase[] = [
     ],
     // Veo takes reference images only for 8 s videos.
     extra: { reference_image: { duration: 8 } },
+    inlineImages: true,
   },
   {
     type: 'kling',
@@ -138,24 +139,15 @@ async function cancel(rig: ProviderRig, key: string, taskId: string) {
 }
 
 describe('video adapter contract', () => {
-  // Frames for the image modes: providers that take bytes (Veo) fetch them through the guarded fetcher.
-  let images: Server;
-  let frame: (n: number) => string;
-  beforeAll(async () => {
-    images = createServer((req, res) => {
-      const png = patternImage(16, 16, Number(/^\/frame(\d)\.png$/.exec(req.url ?? '')?.[1] ?? 0));
-      res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
-    });
-    await new Promise<void>((r) => images.listen(0, '127.0.0.1', () => r()));
-    const base = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
-    frame = (n) => `${base}/frame${n}.png`;
-  });
-  afterAll(async () => new Promise((r) => images.close(r)));
+  // Frames for the image modes: providers that take URLs get them as they are; providers the
+  // gateway fetches images for (`inlineImages`) get frames inline, since the gateway refuses a
+  // client's loopback URL on every channel and these tests reach no public host.
+  const inlineFrame = (n: number) => `data:image/png;base64,${patternImage(16, 16, n).toString('base64')}`;
 
   describe.each(ADAPTERS)('$type', (c) => {
     const modes = declaredModes(c);
     const textModel = modes.find((m) => m.mode === 'text')?.model ?? modes[0].model;
-    const bodyFor = (mode: VideoModeName, model: string, prompt = 'a corgi runs on grass') => ({ model, prompt, images: imagesFor(mode, frame), ...c.extra?.[mode] });
+    const bodyFor = (mode: VideoModeName, model: string, prompt = 'a corgi runs on grass') => ({ model, prompt, images: imagesFor(mode, c.inlineImages ? inlineFrame : IMG), ...c.extra?.[mode] });
     const adapter = providerFor(c.type)!.videos!;
     let rig: ProviderRig;
     beforeAll(async () => {

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { validateConfig } from '../../src/config/loader.js';
+import { validateConfig } from '../../src/config-file/loader.js';
 import type { Config } from '../../src/config/schema.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { createServices, type Services } from '../../src/services.js';
 import { generateApiKey, hashApiKey, displayPrefix } from '../../src/auth/keys.js';
-import { SIMULATOR_MODELS, SEEDANCE_MODELS } from '../../src/config/defaults.js';
+import { SIMULATOR_MODELS, SEEDANCE_MODELS } from '../../src/config-file/defaults.js';
 import { freshDatabaseUrl } from './databases.js';
 
 export interface TestGateway {

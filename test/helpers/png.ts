@@ -50,3 +50,15 @@ export function mask(w: number, h: number): Buffer {
   for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) px.set([0, 0, 0, x < w / 2 ? 0 : 255], (y * w + x) * 4);
   return encodePng(w, h, px, 4);
 }
+
+/**
+ * A valid 1×1 PNG whose header claims `w`×`h` (its IHDR rewritten, CRC included): a few dozen bytes
+ * that a reader trusting the header would take for a huge picture.
+ */
+export function claimingPng(w: number, h: number): Buffer {
+  const png = Buffer.from(encodePng(1, 1, new Uint8Array(3).fill(200)));
+  png.writeUInt32BE(w, 16);
+  png.writeUInt32BE(h, 20);
+  png.writeUInt32BE(crc32(png.subarray(12, 29)), 29);
+  return png;
+}

@@ -78,7 +78,7 @@ describe('UpstreamClient.collect', () => {
   it('hands an error status to the provider mapping with its body and headers', async () => {
     const a = await post('/busy');
     expect(a.statusCode).toBe(429);
-    const f = await statusFailure(upstream.asResponseData(a), (b: { error: { message: string; code: string } }) => b.error);
+    const f = await statusFailure(a, (b: { error: { message: string; code: string } }) => b.error);
     expect(f).toMatchObject({ kind: 'status', status: 429, message: 'slow down', providerCode: 'rate_limited', retryAfterS: 7 });
   });
 

@@ -82,10 +82,10 @@ describe('create request', () => {
   });
 
   it('accepts seconds as a string and passes metadata through under explicit fields', () => {
-    const p = parseCreateBody({ model: 'm', prompt: 'p', seconds: '7', resolution: '480p', metadata: { frames: 57, resolution: '1080p', callback_url: 'https://cb' } });
+    const p = parseCreateBody({ model: 'm', prompt: 'p', seconds: '7', resolution: '480p', metadata: { frames: 57, resolution: '1080p', camera_fixed: true } });
     expect(p.request.params).toEqual({ duration: 7, resolution: '480p' });
     const body = arkCreateBody('up-model', p.request);
-    expect(body).toEqual({ model: 'up-model', content: [{ type: 'text', text: 'p' }], frames: 57, resolution: '480p', callback_url: 'https://cb', duration: 7 });
+    expect(body).toEqual({ model: 'up-model', content: [{ type: 'text', text: 'p' }], frames: 57, resolution: '480p', camera_fixed: true, duration: 7 });
     expect(arkVideos.estimate('up-model', p.request)).toEqual({ unit: 'tokens', units: videoTokens('480p', '16:9', 7), resolution: '480p' });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { videoCostMicros } from '../../src/limits/pricing.js';
-import { validateConfig } from '../../src/config/loader.js';
+import { validateConfig } from '../../src/config-file/loader.js';
 import type { ModelConfig } from '../../src/config/schema.js';
 
 // Every video price unit priced in one place: tokens, seconds (flat or by resolution) and videos.

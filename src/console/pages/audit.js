@@ -1,5 +1,6 @@
 import { api, qs } from '../api.js';
 import { html, useLoad, usePages, ErrorLine, fmtTime } from '../ui.js';
+import { shown } from '../text.js';
 
 export function Audit() {
   const { cursor, Pager } = usePages();
@@ -9,7 +10,7 @@ export function Audit() {
     <${ErrorLine} error=${error} />
     <table id="audit">
       <thead><tr><th>When</th><th>Who</th><th>Action</th><th>Target</th><th>Detail</th><th>From</th></tr></thead>
-      <tbody>${(data?.data ?? []).map((e) => html`<tr><td>${fmtTime(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.target}</td><td><small>${JSON.stringify(e.detail)}</small></td><td>${e.ip}</td></tr>`)}</tbody>
+      <tbody>${(data?.data ?? []).map((e) => html`<tr><td>${fmtTime(e.at)}</td><td>${shown(e.actor)}</td><td>${e.action}</td><td>${shown(e.target)}</td><td><small>${shown(JSON.stringify(e.detail))}</small></td><td>${e.ip}</td></tr>`)}</tbody>
     </table>
     <${Pager} next=${data?.next_cursor} />
   `;

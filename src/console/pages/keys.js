@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
 import { html, useLoad, usePages, ErrorLine, CopyButton, fmtTime } from '../ui.js';
+import { shown } from '../text.js';
 
 const list = (s) => (s.trim() ? s.split(',').map((x) => x.trim()).filter(Boolean) : null);
 
@@ -37,7 +38,7 @@ function CreateKey({ onCreated }) {
     <${ErrorLine} error=${error} />
     ${made &&
     html`<div class="once" id="new-key">
-      <p>Key <b>${made.name}</b> created. It is shown only this once:</p>
+      <p>Key <b>${shown(made.name)}</b> created. It is shown only this once:</p>
       <code id="new-key-value">${made.key}</code> <${CopyButton} text=${made.key} />
       <button type="button" onClick=${() => setMade(null)}>Done</button>
     </div>`}
@@ -61,7 +62,7 @@ function KeyRow({ k, onChanged }) {
   };
   return html`
     <tr data-key=${k.id} data-name=${k.name}>
-      <td>${k.name}<br /><small>${k.id}</small></td>
+      <td>${shown(k.name)}<br /><small>${k.id}</small></td>
       <td><code>${k.prefix}</code></td>
       <td class=${`status-${k.status}`}>${k.status}</td>
       <td>${k.models ? k.models.join(', ') : 'all'}</td>

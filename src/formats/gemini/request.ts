@@ -1,7 +1,8 @@
 import { errors } from '../../http/errors.js';
+import { readJsonField } from '../../http/json-field.js';
 import type { HubMessage, HubPart, HubReasoning, HubRequest, HubTool, HubToolChoice } from '../hub/types.js';
 import { appendTurn, argsObject, budgetOf, localId, nameToolResults } from '../hub/util.js';
-import { functionResponseText } from '../../providers/gemini/wire.js';
+import { functionResponseText } from '../../wire/gemini-chat.js';
 
 // Gemini generateContent requests ↔ the hub. The model is named in the URL; the route copies it
 // into `model` before decoding.
@@ -198,13 +199,13 @@ function partOut(p: HubPart): Json | null {
   }
 }
 
-/** Gemini wants a tool result as an object: JSON objects as they are, anything else wrapped. */
+/**
+ * Gemini wants a tool result as an object: JSON objects as they are, anything else wrapped (JSON
+ * past the body limits too: as text it is only a string).
+ */
 function resultObject(content: string): Json {
-  try {
-    const v: unknown = JSON.parse(content);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Json;
-  } catch {
-    // plain text
-  }
+  const parsed = readJsonField(content);
+  const v = parsed.ok ? parsed.value : null;
+  if (v && typeof v === 'object' && !Array.isArray(v)) return v as Json;
   return { result: content };
 }

@@ -1,4 +1,5 @@
 import { errors } from '../../http/errors.js';
+import { fieldTooDeep, readJsonField } from '../../http/json-field.js';
 import type { HubEffort, HubMessage, HubPart, HubReasoning, HubResponse, HubStop, HubUsage } from './types.js';
 
 // Small pieces every codec needs: data URLs, tool arguments, reasoning effort ↔ budget, and the
@@ -22,24 +23,20 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
  */
 export function argsObject(args: string | undefined): Record<string, unknown> {
   if (!args) return {};
-  try {
-    const v: unknown = JSON.parse(args);
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+  // Past the JSON body limits (too deep to serialize again) they cannot be one either.
+  const parsed = readJsonField(args);
+  const v = parsed.ok ? parsed.value : null;
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
 /** Tool arguments a client sent back in its history: must be a JSON object (400 otherwise). */
 export function clientArgs(args: unknown, where: string): string {
   if (args == null || args === '') return '{}';
   if (typeof args === 'string') {
-    try {
-      const v: unknown = JSON.parse(args);
-      if (v && typeof v === 'object' && !Array.isArray(v)) return args;
-    } catch {
-      // reported below
-    }
+    const parsed = readJsonField(args);
+    if (!parsed.ok && parsed.problem === 'too_deep') throw fieldTooDeep(where);
+    const v = parsed.ok ? parsed.value : null;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return args;
   } else if (typeof args === 'object' && !Array.isArray(args)) {
     return JSON.stringify(args);
   }

@@ -1,6 +1,5 @@
-import type { Dispatcher } from 'undici';
 import type { Target } from '../../upstream/target.js';
-import { statusFailure } from '../../upstream/status-failure.js';
+import { statusFailure, type ErrorAnswer } from '../../upstream/status-failure.js';
 import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // Anthropic: base_url is the origin (https://api.anthropic.com); x-api-key auth with the
@@ -22,6 +21,6 @@ export function anthropicHeaders(target: Target): Record<string, string> {
 }
 
 // 529 overloaded_error is retryable like a 503 (UpstreamFailure.retryable: any 5xx).
-export function anthropicFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
+export function anthropicFailure(res: ErrorAnswer): Promise<UpstreamFailure> {
   return statusFailure(res, (b: { error?: { message?: string; type?: string } }) => ({ message: b.error?.message, code: b.error?.type }));
 }

@@ -10,4 +10,5 @@ export const anthropicChat: ChatEndpoint = {
   url: (target) => anthropicUrl(target, '/v1/messages'),
   headers: (target, stream) => ({ ...anthropicHeaders(target), accept: stream ? 'text/event-stream' : 'application/json' }),
   failure: anthropicFailure,
+  countUrl: (target) => anthropicUrl(target, '/v1/messages/count_tokens'),
 };

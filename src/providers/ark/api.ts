@@ -1,6 +1,5 @@
-import type { Dispatcher } from 'undici';
 import type { Target } from '../../upstream/target.js';
-import { statusFailure } from '../../upstream/status-failure.js';
+import { statusFailure, type ErrorAnswer } from '../../upstream/status-failure.js';
 import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // Volcengine Ark: base_url is the origin (https://ark.cn-beijing.volces.com); paths start with
@@ -14,6 +13,6 @@ export function arkHeaders(target: Target): Record<string, string> {
   return { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json', accept: 'application/json' };
 }
 
-export function arkFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
+export function arkFailure(res: ErrorAnswer): Promise<UpstreamFailure> {
   return statusFailure(res, (b: { error?: { message?: string; code?: string } }) => ({ message: b.error?.message, code: b.error?.code }));
 }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { GatewayError } from '../../http/errors.js';
+import { fieldTooDeep, readJsonField } from '../../http/json-field.js';
 import type { Target } from '../../upstream/target.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
@@ -26,11 +27,10 @@ function typed(name: string, value: unknown): unknown {
   if (name === 'watermark') return value === 'true' ? true : value === 'false' ? false : value;
   if (name === 'seed' || name === 'guidance_scale') return value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
   if (name === 'optimize_prompt_options') {
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      return value;
-    }
+    // Text that is not JSON goes as it is, for Ark to refuse in its own words.
+    const parsed = readJsonField(value);
+    if (!parsed.ok && parsed.problem === 'too_deep') throw fieldTooDeep(name);
+    return parsed.ok ? parsed.value : value;
   }
   return value;
 }

@@ -1,6 +1,5 @@
-import type { Dispatcher } from 'undici';
 import type { Target } from '../../upstream/target.js';
-import { statusFailure } from '../../upstream/status-failure.js';
+import { statusFailure, type ErrorAnswer } from '../../upstream/status-failure.js';
 import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // Google Gemini API: base_url is the origin (https://generativelanguage.googleapis.com); paths
@@ -14,6 +13,6 @@ export function geminiHeaders(target: Target): Record<string, string> {
   return { 'x-goog-api-key': target.apiKey, 'content-type': 'application/json', accept: 'application/json' };
 }
 
-export function geminiFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
+export function geminiFailure(res: ErrorAnswer): Promise<UpstreamFailure> {
   return statusFailure(res, (b: { error?: { message?: string; status?: string } }) => ({ message: b.error?.message, code: b.error?.status }));
 }

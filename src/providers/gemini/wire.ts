@@ -15,19 +15,3 @@ export const VEO_RATIOS = ['16:9', '9:16'];
 export const VEO_DURATIONS = [4, 6, 8];
 export const VEO_MAX_REFERENCE_IMAGES = 3;
 export const VEO_IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'];
-
-/**
- * The text of a Gemini `functionResponse.response` (an object). Clients wrap a plain-text tool
- * result in one key — `{result}` (Google's examples and the gateway's own encoding), `{output}`,
- * `{content}`, or the Vercel AI SDK's `{name, content}` — and read as that text; any other object
- * reads as its JSON.
- */
-export function functionResponseText(response: unknown, name: string): string {
-  if (response && typeof response === 'object' && !Array.isArray(response)) {
-    const r = response as Record<string, unknown>;
-    const keys = Object.keys(r);
-    if (keys.length === 1 && ['result', 'output', 'content'].includes(keys[0]) && typeof r[keys[0]] === 'string') return r[keys[0]] as string;
-    if (keys.length === 2 && r.name === name && typeof r.content === 'string') return r.content;
-  }
-  return JSON.stringify(response ?? {});
-}

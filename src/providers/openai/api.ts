@@ -1,6 +1,5 @@
-import type { Dispatcher } from 'undici';
 import type { Target } from '../../upstream/target.js';
-import { statusFailure } from '../../upstream/status-failure.js';
+import { statusFailure, type ErrorAnswer } from '../../upstream/status-failure.js';
 import type { UpstreamFailure } from '../../upstream/failure.js';
 
 // OpenAI: base_url is the API root including /v1 (https://api.openai.com/v1); Bearer auth;
@@ -17,7 +16,7 @@ export function openaiHeaders(target: Target, contentType = 'application/json'):
 }
 
 /** Turns a non-2xx OpenAI answer into an UpstreamFailure carrying the provider's message. */
-export function openaiFailure(res: Dispatcher.ResponseData): Promise<UpstreamFailure> {
+export function openaiFailure(res: ErrorAnswer): Promise<UpstreamFailure> {
   return statusFailure(res, (b: { error?: { message?: string; code?: string | null; type?: string } }) => ({
     message: b.error?.message,
     code: b.error?.code ?? b.error?.type,

@@ -14,3 +14,9 @@ export const SIMULATOR_MODELS: Record<string, ModelConfig> = {
     price: { per_million_tokens: 1 },
   },
 };
+
+/**
+ * Where the simulator serves the images its image generations return (`/__sim/files/WxH-seed.png`):
+ * the one loopback place a client's image URL may point at, on a simulator channel only.
+ */
+export const SIMULATOR_IMAGE_FILES = '/__sim/files/';

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminAccess, AdminActor } from '../../admin/tokens.js';
 import { adminErrors } from '../../admin/errors.js';
+import { requestClient, type RequestClient, type TrustedProxies } from '../../http/forwarded.js';
 
 // Who may call /admin/api: an admin token in `Authorization: Bearer mga-…` (scripts, the CLI's
 // peers), or a console session cookie. A cookie-authenticated request that changes state must
@@ -14,6 +15,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 declare module 'fastify' {
   interface FastifyRequest {
     adminActor: AdminActor | null;
+    /** Who sent the request, behind a trusted proxy too (server.trusted_proxies). */
+    adminClient: RequestClient;
   }
   interface FastifyContextConfig {
     /** Reachable without an admin token (the console's login). */
@@ -36,9 +39,9 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The session cookie's attributes: HttpOnly, SameSite=Strict, Secure when the request came over TLS. */
-export function sessionCookie(request: FastifyRequest, value: string, maxAgeS: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
+/** The session cookie's attributes: HttpOnly, SameSite=Strict, Secure when the client's request was https. */
+export function sessionCookie(client: RequestClient, value: string, maxAgeS: number): string {
+  const secure = client.https ? '; Secure' : '';
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure}`;
 }
 
@@ -75,8 +78,12 @@ export function actorName(a: AdminActor): string {
   return `${a.name} (${a.tokenId})`;
 }
 
-/** Headers of every admin API and console answer: no framing, no sniffing, scripts only from this origin. */
+/**
+ * Headers of every admin API and console answer: no framing, no sniffing, scripts only from this
+ * origin, and never stored by a browser or proxy cache (answers carry keys and account data).
+ */
 export const SECURITY_HEADERS: Record<string, string> = {
+  'cache-control': 'no-store',
   'content-security-policy':
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
@@ -85,6 +92,11 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-export function setSecurityHeaders(reply: FastifyReply): void {
-  for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
+/** The first hook of the admin routes: their headers, and the client each request came from. */
+export function registerAdminRequest(app: FastifyInstance, trusted: TrustedProxies): void {
+  app.decorateRequest('adminClient', null as unknown as RequestClient);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    for (const k in SECURITY_HEADERS) reply.header(k, SECURITY_HEADERS[k]);
+    request.adminClient = requestClient(request.raw, trusted);
+  });
 }

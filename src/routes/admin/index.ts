@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import type { Admin } from '../../admin/index.js';
-import { registerAdminAuth, setSecurityHeaders } from './auth.js';
+import { registerAdminAuth, registerAdminRequest } from './auth.js';
+import { trustedProxies } from '../../http/forwarded.js';
 import { registerSessionRoutes } from './session.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerReportRoutes } from './reports.js';
@@ -19,7 +20,7 @@ export interface AdminRouteOptions {
 /** /admin/api/* and /console, in their own plugin so the admin auth hook guards only them. */
 export function registerAdminRoutes(app: FastifyInstance, services: Services, admin: Admin, opts: AdminRouteOptions = {}): void {
   app.register(async (scope) => {
-    scope.addHook('onRequest', async (_request, reply) => setSecurityHeaders(reply));
+    registerAdminRequest(scope, trustedProxies(services.config.server.trusted_proxies));
     registerAdminAuth(scope, admin.access);
     registerSessionRoutes(scope, admin, services.config);
     registerKeyRoutes(scope, admin);

@@ -35,7 +35,7 @@ export function registerKeyRoutes(app: FastifyInstance, admin: Admin): void {
       const a = actorOf(request);
       const { allow_duplicate_name, ...input } = request.body;
       const { key, secret } = await admin.keys.create(input, { allowDuplicateName: allow_duplicate_name === true });
-      await admin.audit.record(actorName(a), 'key.create', key.id, { name: key.name, models: key.models, rpm: key.rpm, concurrency: key.concurrency, credit_usd: key.credit_usd, expires_at: key.expires_at }, request.ip);
+      await admin.audit.record(actorName(a), 'key.create', key.id, { name: key.name, models: key.models, rpm: key.rpm, concurrency: key.concurrency, credit_usd: key.credit_usd, expires_at: key.expires_at }, request.adminClient.address);
       return reply.code(201).send({ ...key, key: secret });
     },
   );
@@ -55,7 +55,7 @@ export function registerKeyRoutes(app: FastifyInstance, admin: Admin): void {
     async (request) => {
       const a = actorOf(request);
       const key = await admin.keys.update(request.params.id, request.body);
-      await admin.audit.record(actorName(a), 'key.update', key.id, request.body, request.ip);
+      await admin.audit.record(actorName(a), 'key.update', key.id, request.body, request.adminClient.address);
       return key;
     },
   );
@@ -63,7 +63,7 @@ export function registerKeyRoutes(app: FastifyInstance, admin: Admin): void {
   app.post<{ Params: { id: string } }>('/admin/api/keys/:id/revoke', { schema: { tags, summary: 'Revoke a key (every instance refuses it at once)', params: Id } }, async (request) => {
     const a = actorOf(request);
     const key = await admin.keys.revoke(request.params.id);
-    await admin.audit.record(actorName(a), 'key.revoke', key.id, {}, request.ip);
+    await admin.audit.record(actorName(a), 'key.revoke', key.id, {}, request.adminClient.address);
     return key;
   });
 
@@ -80,7 +80,7 @@ export function registerKeyRoutes(app: FastifyInstance, admin: Admin): void {
     async (request) => {
       const a = actorOf(request);
       const key = await admin.keys.credit(request.params.id, request.body.usd);
-      await admin.audit.record(actorName(a), 'key.credit', key.id, { usd: String(request.body.usd), balance_usd: key.credit_usd }, request.ip);
+      await admin.audit.record(actorName(a), 'key.credit', key.id, { usd: String(request.body.usd), balance_usd: key.credit_usd }, request.adminClient.address);
       return key;
     },
   );

@@ -19,16 +19,18 @@ export function registerSessionRoutes(app: FastifyInstance, admin: Admin, config
       schema: { tags, summary: 'Log in: exchange an admin token for a session cookie', body: Type.Object({ token: Type.String({ maxLength: 200 }) }, { additionalProperties: false }) },
     },
     async (request, reply) => {
-      const wait = limiter.take(request.ip);
+      const client = request.adminClient;
+      const wait = limiter.take(client.address);
       if (wait) throw adminErrors.tooManyLogins(wait);
       const ttl = config.admin.session_ttl_s;
       const opened = await admin.access.login(request.body.token, ttl);
       if (!opened) {
-        await admin.audit.record('unknown', 'session.login_failed', '', {}, request.ip);
+        await admin.audit.record('unknown', 'session.login_failed', '', {}, client.address);
         throw adminErrors.unauthorized('This admin token is unknown or revoked.');
       }
-      await admin.audit.record(actorName(opened.actor), 'session.login', opened.actor.tokenId, {}, request.ip);
-      reply.header('set-cookie', sessionCookie(request, opened.sessionId, ttl));
+      limiter.refund(client.address);
+      await admin.audit.record(actorName(opened.actor), 'session.login', opened.actor.tokenId, {}, client.address);
+      reply.header('set-cookie', sessionCookie(client, opened.sessionId, ttl));
       return { name: opened.actor.name, csrf_token: opened.csrf, expires_at: new Date(opened.expiresAt).toISOString() };
     },
   );
@@ -41,8 +43,8 @@ export function registerSessionRoutes(app: FastifyInstance, admin: Admin, config
   app.delete('/admin/api/session', { schema: { tags, summary: 'Log out: end the session and clear its cookie' } }, async (request, reply) => {
     const a = actorOf(request);
     if (a.sessionHash) await admin.access.logout(a.sessionHash);
-    await admin.audit.record(actorName(a), 'session.logout', a.tokenId, {}, request.ip);
-    reply.header('set-cookie', sessionCookie(request, '', 0));
+    await admin.audit.record(actorName(a), 'session.logout', a.tokenId, {}, request.adminClient.address);
+    reply.header('set-cookie', sessionCookie(request.adminClient, '', 0));
     return { ok: true };
   });
 }

@@ -23,7 +23,7 @@ export function registerSystemRoutes(app: FastifyInstance, admin: Admin, config:
     async (request) => {
       const a = actorOf(request);
       const result = await admin.channels.test(request.params.name);
-      await admin.audit.record(actorName(a), 'channel.test', request.params.name, { ok: result.ok, status: result.status, latency_ms: result.latency_ms }, request.ip);
+      await admin.audit.record(actorName(a), 'channel.test', request.params.name, { ok: result.ok, status: result.status, latency_ms: result.latency_ms }, request.adminClient.address);
       return result;
     },
   );
@@ -40,7 +40,7 @@ export function registerSystemRoutes(app: FastifyInstance, admin: Admin, config:
     const a = actorOf(request);
     if (!reload) throw adminErrors.conflict('This instance was not started from a config file it can re-read.');
     const result = await reload();
-    await admin.audit.record(actorName(a), 'config.reload', '', { ok: result.ok }, request.ip);
+    await admin.audit.record(actorName(a), 'config.reload', '', { ok: result.ok }, request.adminClient.address);
     if (!result.ok) throw adminErrors.invalid(`The config file did not load; the running config is unchanged. ${result.message ?? 'See the instance log.'}`);
     return result;
   });

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AdminTokenTable, Database } from '../schema.js';
-import { randomBase62 } from '../../auth/keys.js';
+import { randomBase62 } from '../../ids.js';
 
 export type AdminTokenRow = Selectable<AdminTokenTable>;
 

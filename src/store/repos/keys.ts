@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeyTable, Database } from '../schema.js';
-import { randomBase62 } from '../../auth/keys.js';
+import { randomBase62 } from '../../ids.js';
 import { prepared } from '../prepared.js';
 
 export type ApiKeyRow = Selectable<ApiKeyTable>;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
-import { chargeBeyondHold } from './reservations.js';
+import { chargeBeyondHold, creditBack } from './reservations.js';
 
 /**
  * Credit leases: part of a key's balance moved into one instance's keeping, so that instance can
@@ -52,7 +52,8 @@ export class LeasesRepo {
   }
 
   /**
-   * Reports `spent` (settled charges) and gives `give` back to the balance, and renews the lease.
+   * Reports `spent` (settled charges) and gives `give` back to the key (what it owes first, then
+   * the balance), and renews the lease.
    * When the lease row is gone (it expired and another instance returned it to the balance), the
    * spent amount is charged to the balance directly: as far as it goes, the rest owed. `close`
    * deletes the row after giving everything back (shutdown, idle key). Returns the key's overage.
@@ -71,12 +72,12 @@ export class LeasesRepo {
         lost = true;
         await chargeBeyondHold(trx, keyId, spent);
       } else if (give > 0) {
-        await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${give}` }).where('id', '=', keyId).where('credit_micros', 'is not', null).execute();
+        await creditBack(trx, keyId, give);
       }
       if (close && !lost) {
         // What is left in the row (nothing, when the caller gave back all it had) returns too.
         const rest = await trx.deleteFrom('credit_leases').where('id', '=', leaseId).returning('amount_micros').executeTakeFirst();
-        if (rest && Number(rest.amount_micros) > 0) await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${Number(rest.amount_micros)}` }).where('id', '=', keyId).execute();
+        if (rest && Number(rest.amount_micros) > 0) await creditBack(trx, keyId, Number(rest.amount_micros));
       }
       const key = await trx.selectFrom('api_keys').select('overage_micros').where('id', '=', keyId).executeTakeFirst();
       return { overage: Number(key?.overage_micros ?? 0), lost };
@@ -103,7 +104,7 @@ export class LeasesRepo {
         const gone = await trx.deleteFrom('credit_leases').where('id', '=', lease.id).where('expires_at', '<', now - graceMs).returning('amount_micros').executeTakeFirst();
         if (!gone) return;
         returned++;
-        await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${Number(gone.amount_micros)}` }).where('id', '=', lease.key_id).where('credit_micros', 'is not', null).execute();
+        await creditBack(trx, lease.key_id, Number(gone.amount_micros));
       }));
     }
     return returned;

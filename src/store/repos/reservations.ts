@@ -1,11 +1,11 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
-import { randomBase62 } from '../../auth/keys.js';
+import { randomBase62 } from '../../ids.js';
 import { GroupCommit } from '../group-commit.js';
 import { retryWhileUnavailable } from '../unavailable.js';
 
 /** `chargedMicros` is the real cost; `overageMicros` the part of it neither hold nor balance covered (now owed). */
-export type CloseResult = { closed: true; chargedMicros: number; overageMicros: number } | { closed: false };
+export type CloseResult = { closed: true; keyId: string; chargedMicros: number; overageMicros: number } | { closed: false };
 
 /** A key's money: what it may spend, what it owes; null balance = unlimited; undefined = no such key. */
 export interface KeyAccount {
@@ -111,10 +111,8 @@ export class ReservationsRepo {
         await trx.updateTable('reservations').set({ charged_micros: charge }).where('id', '=', reservationId).execute();
       }
       const refund = amount - Math.min(charge, amount);
-      if (refund > 0) {
-        await trx.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${refund}` }).where('id', '=', res.key_id).where('credit_micros', 'is not', null).execute();
-      }
-      return { closed: true, chargedMicros: charge, overageMicros: overage };
+      if (refund > 0) await creditBack(trx, res.key_id, refund);
+      return { closed: true, keyId: res.key_id, chargedMicros: charge, overageMicros: overage };
     });
   }
 
@@ -135,21 +133,8 @@ export class ReservationsRepo {
    */
   async topUp(keyId: string, amountMicros: number): Promise<boolean> {
     const amount = Math.round(amountMicros);
-    let q = this.db
-      .updateTable('api_keys')
-      .set(
-        amount > 0
-          ? {
-              // Both right-hand sides see the row as it was (SQL evaluates SET from the old values).
-              credit_micros: sql`credit_micros + CASE WHEN overage_micros >= ${amount} THEN 0 ELSE ${amount} - overage_micros END`,
-              overage_micros: sql`CASE WHEN overage_micros >= ${amount} THEN overage_micros - ${amount} ELSE 0 END`,
-            }
-          : { credit_micros: sql`credit_micros + ${amount}` },
-      )
-      .where('id', '=', keyId)
-      .where('credit_micros', 'is not', null);
-    if (amount < 0) q = q.where('credit_micros', '>=', -amount);
-    const r = await q.executeTakeFirst();
+    if (amount > 0) return creditBack(this.db, keyId, amount);
+    const r = await this.db.updateTable('api_keys').set({ credit_micros: sql`credit_micros + ${amount}` }).where('id', '=', keyId).where('credit_micros', 'is not', null).where('credit_micros', '>=', -amount).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
@@ -165,8 +150,27 @@ export class ReservationsRepo {
 }
 
 /**
+ * Money coming back to a limited key (a hold's unspent part, a lease returned, a top-up): it pays
+ * what the key owes first and only the rest becomes balance, in one guarded UPDATE, so a key never
+ * has a balance while it owes. False when the key is unknown or unlimited.
+ */
+export async function creditBack(db: Kysely<Database> | Transaction<Database>, keyId: string, amount: number): Promise<boolean> {
+  const r = await db
+    .updateTable('api_keys')
+    .set({
+      // Both right-hand sides see the row as it was (SQL evaluates SET from the old values).
+      credit_micros: sql`credit_micros + CASE WHEN overage_micros >= ${amount} THEN 0 ELSE ${amount} - overage_micros END`,
+      overage_micros: sql`CASE WHEN overage_micros >= ${amount} THEN overage_micros - ${amount} ELSE 0 END`,
+    })
+    .where('id', '=', keyId)
+    .where('credit_micros', 'is not', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/**
  * Charges `extra` beyond a hold: from the balance as far as it goes, the rest is recorded as the
- * key's overage (owed; the key is refused until a top-up pays it). Returns the owed part.
+ * key's overage (owed; the key is refused until credit coming back pays it). Returns the owed part.
  */
 export async function chargeBeyondHold(trx: Transaction<Database>, keyId: string, extra: number): Promise<number> {
   if (extra <= 0) return 0;

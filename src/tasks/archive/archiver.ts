@@ -1,4 +1,4 @@
-import { randomBase62 } from '../../auth/keys.js';
+import { randomBase62 } from '../../ids.js';
 import type { StorageConfig } from '../../config/schema.js';
 import type { ArchiveRow, ArchivesRepo } from '../../store/repos/archives.js';
 import { newArchiveJob } from '../../store/repos/archives.js';

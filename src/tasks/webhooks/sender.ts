@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { randomBase62 } from '../../auth/keys.js';
+import { randomBase62 } from '../../ids.js';
 import type { Config, WebhooksConfig } from '../../config/schema.js';
 import { redact } from '../../http/redact.js';
 import type { OutboxRow, WebhookOutboxRepo } from '../../store/repos/webhook-outbox.js';

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { WebhooksConfig } from '../../config/schema.js';
-import { GatewayError, errors } from '../../http/errors.js';
+import { errors } from '../../http/errors.js';
 import { isNonPublicAddress } from '../../upstream/address-guard.js';
 
 // callback_url / callback_events of a create body: where the task's webhooks go and on which
@@ -57,20 +57,15 @@ export function parseSubscription(body: Record<string, unknown>, settings: Pick<
 
 /**
  * Refuses a callback host that is or resolves to a private, loopback, link-local or metadata
- * address (loopback is let through with allow_insecure). A name that does not resolve is refused too.
+ * address (loopback is let through with allow_insecure). A name that does not resolve is refused
+ * with the same words, and the address is not told: the gateway's network and resolver are not
+ * something a key holder may map through this answer.
  */
 export async function checkCallbackAddress(sub: Subscription, settings: Pick<WebhooksConfig, 'allow_insecure'>): Promise<void> {
   const host = new URL(sub.url).hostname.replace(/^\[|\]$/g, '');
   if (settings.allow_insecure && isLoopbackHost(host)) return;
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true })).map((a) => a.address);
-    } catch {
-      throw bad(`callback_url: the host "${host}" does not resolve.`, 'callback_url');
-    }
+  const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((list) => list.map((a) => a.address), () => []);
+  if (addresses.length === 0 || addresses.some((a) => isNonPublicAddress(a))) {
+    throw bad(`callback_url: the host "${host}" is not, or does not resolve to, a public address; webhooks go to public addresses only.`, 'callback_url');
   }
-  const refused = addresses.find((a) => isNonPublicAddress(a));
-  if (refused) throw new GatewayError(400, 'invalid_request', `callback_url: "${host}" is not a public address (${refused}); webhooks go to public addresses only.`, {}, 'callback_url');
 }

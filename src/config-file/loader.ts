@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
-import { ConfigSchema, type Config } from './schema.js';
+import { ConfigSchema, type Config } from '../config/schema.js';
 import { embeddedDefault } from './defaults.js';
 import { providerFor, providerTypes } from '../providers/index.js';
+import { proxyEntryProblem } from '../http/forwarded.js';
+import { escapeUnsafe, unsafeNameProblem } from '../http/names.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -129,8 +131,14 @@ function checkCrossReferences(config: Config, source: string): void {
       if (!ch.models.includes(m)) throw new ConfigError(`${at}.model_map.${m}: model is not in this channel's models`);
     }
   });
+  config.server.trusted_proxies.forEach((entry, i) => {
+    const problem = proxyEntryProblem(entry);
+    if (problem) throw new ConfigError(`${source}: server.trusted_proxies[${i}]: ${problem}`);
+  });
   if (config.storage.type === 's3' && !config.storage.s3) throw new ConfigError(`${source}: storage.s3: required when storage.type is s3 (bucket, region, endpoint, credentials)`);
   for (const [id, model] of Object.entries(config.models)) {
+    const unsafe = unsafeNameProblem(id);
+    if (unsafe) throw new ConfigError(`${source}: models: the model id "${escapeUnsafe(id)}" ${unsafe}`);
     if (model.kind === 'video' && !model.modes) throw new ConfigError(`${source}: models.${id}.modes: required for a video model`);
     if (model.kind !== 'video' && model.modes) throw new ConfigError(`${source}: models.${id}.modes: only a video model has modes`);
   }

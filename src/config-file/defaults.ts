@@ -1,4 +1,4 @@
-import type { ChannelConfig, ModelConfig } from './schema.js';
+import type { ChannelConfig, ModelConfig } from '../config/schema.js';
 import { PROVIDERS } from '../providers/index.js';
 import { simulator } from '../providers/simulator/index.js';
 
