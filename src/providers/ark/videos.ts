@@ -3,7 +3,7 @@ import { videoAdapter } from '../kit/video-adapter.js';
 import type { VideoGenerationRequest } from '../video-types.js';
 
 /** Volcengine Ark's Seedance wire format: manifest.yaml beside this file. */
-export const ARK = loadManifest(new URL('./manifest.yaml', import.meta.url));
+export const ARK = loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true });
 export const arkVideos = videoAdapter(ARK);
 
 /** Ids per batched read (manifest `videos.list.max_ids`). */

@@ -4,7 +4,7 @@ import { videoAdapter } from '../kit/video-adapter.js';
 import type { VideoGenerationRequest } from '../video-types.js';
 
 /** Veo on the Gemini API's wire format: manifest.yaml beside this file. */
-export const GEMINI = loadManifest(new URL('./manifest.yaml', import.meta.url));
+export const GEMINI = loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true });
 export const geminiVideos = videoAdapter(GEMINI);
 
 /** The predictLongRunning body; image URLs are fetched and sent inline. */

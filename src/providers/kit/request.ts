@@ -80,6 +80,14 @@ export function pathOf(template: string, values: Record<string, unknown>): strin
   return path;
 }
 
+/** A read or cancel body template filled with the task's kept id (`{id}`), for providers that read tasks by POST. */
+export function bodyWith(template: unknown, values: Record<string, unknown>): unknown {
+  if (typeof template === 'string') return interpolate(template, (name) => values[name]) ?? template;
+  if (Array.isArray(template)) return template.map((t) => bodyWith(t, values));
+  if (template && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, t]) => [k, bodyWith(t, values)]));
+  return template;
+}
+
 export interface CreateCall {
   variant: string;
   method: string;

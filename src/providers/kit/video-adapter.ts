@@ -6,7 +6,7 @@ import type { CreatedTask, VideoAdapter, VideoCall, VideoGenerationRequest } fro
 import { KitHttp } from './http.js';
 import type { Manifest } from './manifest.js';
 import { capsOf, sizesOf } from './models.js';
-import { createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
+import { bodyWith, createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
 import { interpolate } from './template.js';
 import { viewTask } from './view.js';
 import { at, text } from './values.js';
@@ -95,7 +95,7 @@ export function videoAdapter(m: Manifest): KitVideoAdapter {
       return { upstreamId, raw: sent.out, ...(callbackDropped ? { callbackDropped } : {}) };
     },
 
-    get: async (call, target, upstreamId) => http.call(call, target, { method: v.get.method ?? 'GET', path: pathOf(v.get.path, { id: storedId(upstreamId) }), headers: v.get.headers, body: v.get.body }),
+    get: async (call, target, upstreamId) => http.call(call, target, { method: v.get.method ?? 'GET', path: pathOf(v.get.path, { id: storedId(upstreamId) }), headers: v.get.headers, body: bodyWith(v.get.body, { id: upstreamId }) }),
 
     view: (task, now) => viewTask(m, task, now),
   };
@@ -126,7 +126,7 @@ export function videoAdapter(m: Manifest): KitVideoAdapter {
     // A provider cancels only some tasks (queued ones, usually): its 4xx is a refusal, not a failure.
     adapter.cancel = async (call, target, upstreamId) => {
       try {
-        await http.call(call, target, { method: cancel.method ?? 'POST', path: pathOf(cancel.path, { id: storedId(upstreamId) }), headers: cancel.headers, body: cancel.body });
+        await http.call(call, target, { method: cancel.method ?? 'POST', path: pathOf(cancel.path, { id: storedId(upstreamId) }), headers: cancel.headers, body: bodyWith(cancel.body, { id: upstreamId }) });
         return { accepted: true, message: '' };
       } catch (err) {
         if (cancelRefused(err)) return { accepted: false, message: err.message };

@@ -3,7 +3,7 @@ import { videoAdapter } from '../kit/video-adapter.js';
 import type { VideoGenerationRequest } from '../video-types.js';
 
 /** MiniMax Hailuo's wire format: manifest.yaml beside this file. */
-export const MINIMAX = loadManifest(new URL('./manifest.yaml', import.meta.url));
+export const MINIMAX = loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true });
 export const minimaxVideos = videoAdapter(MINIMAX);
 
 /** The create body in MiniMax's format. */
