@@ -22,7 +22,7 @@ describe('ledger rows of refused requests on every billable route', () => {
   it('records a refused request on each route the app declares billable, under that route’s endpoint name', async () => {
     const billable = gw.app.routeTable.routes().filter((r) => r.billable);
     // Each chat format, token counting, images and both video APIs (a route that lost its declaration fails here).
-    expect(new Set(billable.map((r) => r.billable))).toEqual(new Set(['chat', 'messages', 'responses', 'gemini', 'images.generations', 'images.edits', 'video', 'count_tokens']));
+    expect(new Set(billable.map((r) => r.billable))).toEqual(new Set(['chat', 'messages', 'count_tokens', 'responses', 'gemini', 'images.generations', 'images.edits', 'video']));
     expect(billable.every((r) => r.method === 'POST' && r.auth)).toBe(true);
     for (const route of billable) {
       const { id, key } = await gw.createKey();

@@ -128,7 +128,8 @@ describe.skipIf(testDialect() === 'postgres')('the image’s start command on th
   const dir = tempDir('mediagate-docker-cmd-');
   afterAll(() => dir.remove());
 
-  it('answers /readyz, and the image’s healthcheck passes against it (and fails once it is gone)', async () => {
+  // Starting a process takes seconds, more on a loaded machine.
+  it('answers /readyz, and the image’s healthcheck passes against it (and fails once it is gone)', { timeout: 120_000 }, async () => {
     const configPath = join(dir.path, 'mediagate.yaml');
     writeFileSync(configPath, stringify({ database: { url: 'sqlite:./data/mediagate.db' }, simulator: { embedded: true } }));
     const [cmd, ...args] = execForm(arg('CMD')[0]);
@@ -142,7 +143,7 @@ describe.skipIf(testDialect() === 'postgres')('the image’s start command on th
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "listening" line: ${out}`)), 25_000);
+        const timer = setTimeout(() => reject(new Error(`no "listening" line: ${out}`)), 90_000);
         proc.stdout!.on('data', () => {
           const m = /mediagate listening on (http:\/\/\S+)/.exec(out);
           if (m) {

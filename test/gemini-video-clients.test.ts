@@ -188,6 +188,15 @@ describe('Gemini-format video over plain http', () => {
     const unknown = await predict(gw, key, 'no-such-model', { instances: [{ prompt: 'a' }] });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.status).toBe('NOT_FOUND');
+    // A refusal is a video request's ledger row, under the model of the path, whether the schema or the handler refused it.
+    const fresh = await gw.createKey();
+    expect((await predict(gw, fresh.key, VEO, { contents: [] })).status).toBe(400);
+    expect((await predict(gw, fresh.key, VEO, { instances: [{ prompt: 'a' }], parameters: { seed: 1 } })).status).toBe(400);
+    const rows = await usageRowsOf(gw.services, fresh.id);
+    expect(rows.map((r) => [r.endpoint, r.status, r.model, Number(r.cost_micros)])).toEqual([
+      ['video', 400, VEO, 0],
+      ['video', 400, VEO, 0],
+    ]);
     // The chat methods still answer chat bodies on the same path.
     const chat = await fetch(`${gw.url}/v1beta/models/sim-chat:generateContent`, { method: 'POST', headers: { 'x-goog-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] }) });
     expect(chat.status).toBe(200);

@@ -6,7 +6,7 @@ import { embeddedDefault } from '../src/config-file/defaults.js';
 import { tempDir } from './helpers/gateway.js';
 import { spawnGateway, type GatewayProcess } from './helpers/gateway-process.js';
 import { testDialect } from './helpers/databases.js';
-import { IMG, createTask, readTask, waitForTask, isFinished } from './helpers/video.js';
+import { IMG, createTask, eventually, readTask, waitForTask, isFinished } from './helpers/video.js';
 
 // The embedded simulator keeps its video tasks across a restart of `mediagate serve`: a task still
 // open at shutdown finishes SUCCESS after the next start, on every provider part, instead of
@@ -41,9 +41,10 @@ describe.skipIf(testDialect() === 'postgres')('the embedded simulator’s tasks 
     dir.remove();
   });
 
-  it('finishes after the restart the tasks that were open at shutdown', { timeout: 90_000 }, async () => {
-    const first = await spawnGateway(configPath, {}, 25_000, dir.path);
+  it('finishes after the restart the tasks that were open at shutdown', { timeout: 240_000 }, async () => {
+    const first = await spawnGateway(configPath, {}, 90_000, dir.path);
     running.push(first);
+    await eventually(() => /mg-[0-9A-Za-z]{40,}/.test(first.stdout()), 10_000, 'the first key');
     const key = /(mg-[0-9A-Za-z]{40,})/.exec(first.stdout())![1];
     const ids: string[] = [];
     for (const body of TASKS) {
@@ -57,7 +58,7 @@ describe.skipIf(testDialect() === 'postgres')('the embedded simulator’s tasks 
     const saved = JSON.parse(readFileSync(join(dir.path, 'data', 'mediagate.db.simulator-tasks.json'), 'utf8'));
     expect(Object.values(saved.parts).flat()).toHaveLength(TASKS.length);
 
-    const second = await spawnGateway(configPath, {}, 25_000, dir.path);
+    const second = await spawnGateway(configPath, {}, 90_000, dir.path);
     running.push(second);
     for (const [i, id] of ids.entries()) {
       const done = await waitForTask(second.url, key, id, isFinished, 30_000);
