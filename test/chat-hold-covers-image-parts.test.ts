@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
+import { startFakeProvider } from './helpers/fake-provider.js';
 
 // A body of many short image parts (and of short symbols) costs far more tokens than its bytes / 4.
 // Holds sized that way let parallel requests spend several times a key's balance, and a settle
@@ -20,8 +21,8 @@ describe('a chat hold covers what the upstream reports', () => {
 
   const bodyOf = (content: unknown, extra: Record<string, unknown>) => JSON.stringify({ model: 'sim-chat', max_tokens: 5, messages: [{ role: 'user', content }], ...extra });
 
-  async function chat(key: string, content: unknown, extra: Record<string, unknown> = {}) {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+  async function chat(key: string, content: unknown, extra: Record<string, unknown> = {}, on: TestGateway = gw) {
+    const res = await fetch(`${on.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: bodyOf(content, extra),
@@ -33,9 +34,9 @@ describe('a chat hold covers what the upstream reports', () => {
   // sim-claude: $3 and $15.
   const costOf = (u: { prompt_tokens: number; completion_tokens: number }, price = [0.5, 1.5]) => Math.ceil(u.prompt_tokens * price[0] + u.completion_tokens * price[1]);
 
-  async function ledgerRows(keyId: string) {
-    await gw.services.ledger.flush();
-    return gw.services.store.db.selectFrom('usage').select(['status', 'input_units', 'cost_micros', 'overage_micros']).where('key_id', '=', keyId).execute();
+  async function ledgerRows(keyId: string, on: TestGateway = gw) {
+    await on.services.ledger.flush();
+    return on.services.store.db.selectFrom('usage').select(['status', 'input_units', 'cost_micros', 'overage_micros']).where('key_id', '=', keyId).execute();
   }
 
   it('never lets parallel requests of many image parts spend more than the balance, and bills each its reported usage', async () => {
@@ -80,33 +81,47 @@ describe('a chat hold covers what the upstream reports', () => {
   });
 
   it('owes a cost beyond hold and balance: billed in full, refused with a clear 403 until a top-up pays it', async () => {
-    // The simulator echoes the prompt: 8,000 one-letter words answer with more than the 4,096 output
-    // tokens a request without max_tokens is held for, and sim-claude's output is 5× its input price.
-    const words = 'a '.repeat(8000);
-    const claude = { model: 'sim-claude', max_tokens: undefined };
-    const { key: free } = await gw.createKey();
-    const probe = await chat(free, words, claude);
-    expect(probe.body.usage.completion_tokens).toBeGreaterThan(4096);
-    const realCost = costOf(probe.body.usage, [3, 15]);
-    // Exactly the hold: the body's bytes as input tokens and 4,096 output tokens.
-    const hold = Math.ceil(Buffer.byteLength(bodyOf(words, claude)) * 3 + 4096 * 15);
-    expect(realCost).toBeGreaterThan(hold);
-    const { id, key } = await gw.createKey({ creditMicros: hold });
-    const answer = await chat(key, words, claude);
-    expect(answer.status).toBe(200);
-    const rows = await ledgerRows(id);
-    expect(rows).toHaveLength(1);
-    expect(Number(rows[0].cost_micros)).toBe(realCost);
-    expect(Number(rows[0].overage_micros)).toBe(realCost - hold);
-    expect(await gw.services.credit.account(id)).toEqual({ balanceMicros: 0, leasedMicros: 0, overageMicros: realCost - hold });
-    const totals = await gw.services.usage.totals({ keyId: id });
-    expect(totals[0].overage_micros).toBe(realCost - hold);
+    // A provider that answers 8,000 output tokens whatever it was asked for: more than the 4,096 a
+    // request without max_tokens is held for (the simulator never writes more than that), at
+    // sim-claude's prices (output 5× input).
+    const fake = await startFakeProvider({
+      chat: (body) => ({
+        status: 200,
+        json: { id: 'c', object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'a '.repeat(8000) } }], usage: { prompt_tokens: 8000, completion_tokens: 8000, total_tokens: 16000 } },
+      }),
+    });
+    const over = await startGateway({
+      simulator: { embedded: false },
+      channels: [{ name: 'oai-fake', type: 'openai', base_url: `${fake.url}/v1`, api_key: 'oai-key-123456', models: ['over-claude'] }],
+      models: { 'over-claude': { kind: 'chat', owned_by: 'openai', price: { input_per_million: 3, output_per_million: 15 } } },
+    });
+    try {
+      const words = 'a '.repeat(8000);
+      const claude = { model: 'over-claude', max_tokens: undefined };
+      const realCost = costOf({ prompt_tokens: 8000, completion_tokens: 8000 }, [3, 15]);
+      // Exactly the hold: the body's bytes as input tokens and 4,096 output tokens.
+      const hold = Math.ceil(Buffer.byteLength(bodyOf(words, claude)) * 3 + 4096 * 15);
+      expect(realCost).toBeGreaterThan(hold);
+      const { id, key } = await over.createKey({ creditMicros: hold });
+      const answer = await chat(key, words, claude, over);
+      expect(answer.status).toBe(200);
+      const rows = await ledgerRows(id, over);
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0].cost_micros)).toBe(realCost);
+      expect(Number(rows[0].overage_micros)).toBe(realCost - hold);
+      expect(await over.services.credit.account(id)).toEqual({ balanceMicros: 0, leasedMicros: 0, overageMicros: realCost - hold });
+      const totals = await over.services.usage.totals({ keyId: id });
+      expect(totals[0].overage_micros).toBe(realCost - hold);
 
-    const refused = await chat(key, 'hi');
-    expect(refused.status).toBe(403);
-    expect(refused.body.error.code).toBe('insufficient_quota');
-    expect(refused.body.error.message).toMatch(/owes \$0\.\d+.*refused until the operator tops it up/);
-    await gw.services.reservations.topUp(id, realCost - hold + 100_000);
-    expect((await chat(key, 'hi')).status).toBe(200);
+      const refused = await chat(key, 'hi', claude, over);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('insufficient_quota');
+      expect(refused.body.error.message).toMatch(/owes \$0\.\d+.*refused until the operator tops it up/);
+      await over.services.reservations.topUp(id, realCost - hold + 100_000);
+      expect((await chat(key, 'hi', claude, over)).status).toBe(200);
+    } finally {
+      await over.close();
+      await fake.close();
+    }
   });
 });
