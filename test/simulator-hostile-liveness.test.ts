@@ -142,4 +142,12 @@ describe.skipIf(testDialect() === 'postgres')('the embedded simulator under host
     expect(hostile.rssSamples.length).toBeGreaterThan(2);
     expect(slowest([...hostile.rssSamples, await rss()]) - startRss).toBeLessThan(100 * 1024 * 1024);
   }, 180_000);
+
+  it('tells the client of an image edit which limit its image broke', async () => {
+    const res = await imageEdit(claimingPng(6000, 6000))(gw.url, key);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('invalid_request_error');
+    expect(body.error.message).toMatch(/is 6000x6000: images must be 1 to 4096 pixels per side\.$/);
+  });
 });
