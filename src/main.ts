@@ -466,11 +466,8 @@ async function serve(config: Config, source: string): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await app.ready();
-  // The banner below is the start-up message; Fastify's own "Server listening at" JSON log line
-  // would say the same a second time in another format (docs/deployment.md, "Output").
-  const level = app.log.level;
-  app.log.level = 'warn';
-  const address = await app.listen({ host: config.server.host, port: config.server.port }).finally(() => (app.log.level = level));
+  // The banner below is the start-up message (docs/deployment.md, "Output").
+  const address = await app.listen({ host: config.server.host, port: config.server.port });
   out(`mediagate listening on ${address} (config: ${source}; database: ${services.store.dialect}${services.simulator ? `; simulator: ${services.simulator.url}` : ''})`);
   if (adminApp && config.admin.listen) {
     const i = config.admin.listen.lastIndexOf(':');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../src/pipeline/gateway.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { errorShapeProblem } from './helpers/error-shapes.js';
 import { buildRequest, rawRequest } from './helpers/raw-http.js';
@@ -36,7 +36,7 @@ const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'U
 
 describe('the error contract', () => {
   let gw: TestGateway;
-  let app: FastifyInstance;
+  let app: Gateway;
   let url: string;
   let port: number;
   let key: string;

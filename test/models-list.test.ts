@@ -70,8 +70,8 @@ describe('GET /v1/models', () => {
     const services = await createServices(gw.config, { noSimulator: true });
     const app = buildApp(services, { logStream: { write: () => undefined } as any });
     try {
-      const res = await app.inject({ method: 'GET', url: '/v1/models', headers: { authorization: `Bearer ${key}` } });
-      const again = res.json() as any;
+      const url = await app.listen({ host: '127.0.0.1', port: 0 });
+      const again = (await (await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
       expect(again.data.map((m: any) => [m.id, m.created])).toEqual(first.data.map((m: any) => [m.id, m.created]));
     } finally {
       await app.close();

@@ -5,7 +5,7 @@ import { parseResponse } from './helpers/raw-http.js';
 
 // While the gateway shuts down, a request that arrives on a keep-alive connection which was busy
 // when closing began is answered 503 `shutting_down` in its path's error shape, with Retry-After
-// and the connection closed — not by the front door, not by a route, and not in Fastify's own body.
+// and the connection closed — by the pipeline, before any route.
 
 /** A connection that sends what it is given and keeps everything it receives until the server closes it. */
 function openConnection(port: number): { socket: Socket; received: () => Buffer; firstBytes: Promise<void>; closed: Promise<void> } {
@@ -41,7 +41,7 @@ describe('requests that arrive while the gateway shuts down', () => {
     // Slow streams: each event 150 ms apart, so the stream is still running when closing begins.
     await fetch(`${rig.sim.url}/__sim/chat`, { method: 'POST', body: JSON.stringify({ stream_delay_ms: 150 }) });
   });
-  // The app is closed by the test; closing it again here is a no-op for Fastify.
+  // The app is closed by the test; closing it again here is a no-op.
   afterAll(async () => rig?.close());
 
   it('answers 503 shutting_down in the family error shape on a connection that was busy, after its stream ran to its end', async () => {
@@ -54,11 +54,10 @@ describe('requests that arrive while the gateway shuts down', () => {
     a.socket.write(streamRequest);
     b.socket.write(streamRequest);
     await Promise.all([a.firstBytes, b.firstBytes]);
-    const servedBefore = rig.gw.app.frontDoor.served();
 
     const closing = rig.gw.app.close();
     await new Promise((r) => setTimeout(r, 100));
-    // The plain form of two front-door routes, with a valid key: families openai and video.
+    // Two routes with a valid key: families openai and video.
     a.socket.write(`GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
     b.socket.write(`GET /v1/video/generations/task_doesnotmatter HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
     await Promise.all([a.closed, b.closed]);
@@ -84,7 +83,5 @@ describe('requests that arrive while the gateway shuts down', () => {
       message: 'This gateway instance is shutting down; retry the request.',
       data: null,
     });
-    // Neither refused request went through the front door.
-    expect(rig.gw.app.frontDoor.served()).toBe(servedBefore);
   });
 });

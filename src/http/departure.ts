@@ -1,22 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AbortLike } from '../upstream/abort-like.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /**
-     * Aborted when the client goes away before its answer was complete. Watched from the request's
-     * first moment, so a client that leaves while the gateway reads its body, checks its key or
-     * holds its credit is noticed before any upstream call is made for nobody.
-     */
-    departed: AbortSignal;
-  }
-}
-
 /**
  * What the gateway's chat path needs of a client's departure: whether it happened (and why), and a
- * callback when it does. An AbortSignal is one; the front door's requests get a LightSignal, which
- * is much cheaper to make per request than an AbortController. Code that needs a real AbortSignal
+ * callback when it does. An AbortSignal is one; so is a LightSignal, which is much cheaper to make
+ * per request than an AbortController (the chat path takes it). Code that needs a real AbortSignal
  * (AbortSignal.any, fetch) takes the AbortSignal type.
  */
 export type DepartureSignal = AbortLike;
@@ -55,7 +43,7 @@ export class LightSignal implements DepartureSignal {
 /** Whether the client left, the signal of it once a route asked for one, and what runs when the response closes. */
 interface Departure {
   gone: boolean;
-  /** An AbortController (Fastify's requests) or a LightSignal (the front door's), made on first ask. */
+  /** An AbortController or a LightSignal, whichever the route asked for first, made on first ask. */
   controller: { abort(): void; readonly signal: DepartureSignal } | null;
   /** Set once the response closed (sent whole, or the client left). */
   closed: boolean;
@@ -63,7 +51,7 @@ interface Departure {
 }
 
 const DEPARTURE = Symbol('departure');
-/** A request as Fastify or the front door (src/http/front-door.ts) holds it. */
+/** A request as the pipeline holds it. */
 export interface Departing {
   raw: IncomingMessage;
 }
@@ -83,12 +71,22 @@ function signalOf<C extends { abort(): void; readonly signal: DepartureSignal }>
   return d.controller.signal as C['signal'];
 }
 
-/** The request's departure signal as an AbortSignal (Fastify's requests). */
+/** The request's departure signal as an AbortSignal (a light one asked for first is aborted with it). */
 export function departedSignal(request: Departing): AbortSignal {
+  const d = departureOf(request);
+  if (d.controller instanceof LightSignal) {
+    const light = d.controller;
+    const controller = new AbortController();
+    // The watch aborts the controller from now on, and the controller the light signal.
+    if (light.aborted) controller.abort();
+    else controller.signal.addEventListener('abort', () => light.abort(), { once: true });
+    d.controller = controller;
+    return controller.signal;
+  }
   return signalOf(request, () => new AbortController());
 }
 
-/** The same as a LightSignal: for requests whose handlers take any DepartureSignal (the front door's). */
+/** The same as a LightSignal: for handlers that take any DepartureSignal. */
 export function lightDepartedSignal(request: Departing): DepartureSignal {
   return signalOf(request, () => new LightSignal());
 }
@@ -113,26 +111,10 @@ export function watchDeparture(request: Departing, res: ServerResponse): void {
   });
 }
 
-export function registerDepartureSignal(app: FastifyInstance): void {
-  // The AbortController is made only for a route that reads `departed` (chat, images, video
-  // create): a read endpoint never pays for one. One made after the client left starts aborted.
-  app.decorateRequest('departed', {
-    getter(this: Departing): AbortSignal {
-      return departedSignal(this);
-    },
-  });
-  // The one 'close' listener of a response: the rate limits' slot release and the usage backstop
-  // register with whenClosed() instead of adding their own.
-  app.addHook('onRequest', (request, reply, done) => {
-    watchDeparture(request, reply.raw);
-    done();
-  });
-}
-
 /**
  * Runs `fn` once when the request's response closes — sent whole or abandoned by the client (ask
- * clientGone() which) — or at once when it already has. For requests watched by
- * registerDepartureSignal's hook or the front door.
+ * clientGone() which) — or at once when it already has. For requests the pipeline watches
+ * (watchDeparture).
  */
 export function whenClosed(request: Departing, fn: () => void): void {
   const d = departureOf(request);

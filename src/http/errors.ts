@@ -122,7 +122,7 @@ export const errors = {
 
 /**
  * The HTTP status an error thrown in a request stands for: a GatewayError's own, the `statusCode`
- * of errors that carry one (Fastify's, the store's DatabaseUnavailableError), else 500.
+ * of errors that carry one (a library's, the store's DatabaseUnavailableError), else 500.
  */
 export function statusOf(err: unknown): number {
   if (err instanceof GatewayError) return err.status;

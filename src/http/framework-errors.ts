@@ -1,23 +1,19 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, errorBody, familyHeaders, familyOf } from './errors.js';
 
 // Errors raised before a request reaches a route — by the router (bad percent-encoding, an overlong
 // path parameter) or by Node's HTTP parser (malformed request line or headers, oversized headers) —
 // answered in the family shape of the request's path like every other error.
 
-/** Fastify's `frameworkErrors` option: the router could not route the request. */
-export function renderFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const family = familyOf(request.url);
-  const g =
-    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new GatewayError(400, family === 'video' ? 'invalid_task_id' : 'invalid_request', 'A path segment of this request is longer than this gateway accepts.')
-      : new GatewayError(400, 'invalid_request', 'The request path is not validly encoded.');
-  void reply.code(g.status).headers(familyHeaders(family)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(errorBody(family, g)));
+/** The router could not route the request: its path is not validly encoded, or a segment is too long. */
+export function badPathError(problem: 'bad_url' | 'max_param_length', url: string): GatewayError {
+  return problem === 'max_param_length'
+    ? new GatewayError(400, familyOf(url) === 'video' ? 'invalid_task_id' : 'invalid_request', 'A path segment of this request is longer than this gateway accepts.')
+    : new GatewayError(400, 'invalid_request', 'The request path is not validly encoded.');
 }
 
-/** Fastify's `clientErrorHandler` option: Node could not parse the request, so there is no request object. */
+/** The server's 'clientError' listener: Node could not parse the request, so there is no request object. */
 export function renderClientError(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   let g: GatewayError;

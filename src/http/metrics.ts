@@ -1,5 +1,4 @@
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { FastifyInstance } from 'fastify';
 
 /** Upper bounds (seconds) of the request latency histogram's buckets. */
 const LATENCY_BUCKETS: readonly number[] = Object.freeze([0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120]);
@@ -98,16 +97,9 @@ export class Metrics {
     }
   }
 
-  /** Counts every request Fastify answered, and serves /metrics. */
-  instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', (request, reply, done) => {
-      this.observe(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
-      done();
-    });
-    app.get('/metrics', async (_req, reply) => {
-      reply.header('content-type', this.registry.contentType);
-      return this.registry.metrics();
-    });
+  /** The Prometheus exposition (GET /metrics): its content type and text. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
 
   /** Forgets the request counts (the registry's resetMetrics() asks this of each metric). */

@@ -1,10 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { mayUseModel, type Principal } from '../auth/principal.js';
 import { GatewayError } from '../http/errors.js';
 import { whenClosed, type Departing } from '../http/departure.js';
 import type { KeyAdmission, RateLimits } from './rate-limits.js';
 import type { UsageLedger } from './ledger.js';
-import { ledgerEndpointOf, markUsageRecorded } from './usage-backstop.js';
+import { markUsageRecorded } from './usage-backstop.js';
 import type { Slot } from './limit-store.js';
 
 export interface LimitContext {
@@ -13,17 +12,7 @@ export interface LimitContext {
   ledger: Pick<UsageLedger, 'record'> | null;
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    rateLimits: LimitContext;
-  }
-  interface FastifyRequest {
-    /** The model whose rpm this request already counted against (counted once per request). */
-    rateLimitedModel: string | null;
-  }
-}
-
-/** What the limits read of and note on a request (a FastifyRequest, or the front door's). */
+/** What the limits read of and note on a request. */
 export interface LimitSubject {
   principal: Principal | null;
   /** The model whose rpm this request already counted against (counted once per request). */
@@ -55,7 +44,7 @@ export function admitKeyLimits(ctx: LimitContext, request: LimitSubject & Depart
   else applyAdmission(request, admission, reply, done);
 }
 
-/** What admitKeyLimits() writes its rate-limit headers to: a Fastify reply or the front door's. */
+/** What admitKeyLimits() writes its rate-limit headers to (the reply). */
 export interface HeaderSink {
   header(name: string, value: string): unknown;
 }
@@ -87,40 +76,11 @@ export function namesLimitedModel(ctx: LimitContext, body: unknown): body is { m
 }
 
 /**
- * Applies rate limits to every `auth: true` route, after the auth hook (register this after
- * registerAuth): the key's rpm and concurrency as soon as the key is known (onRequest, before the
- * body is read), the model's rpm once a JSON body naming a `model` is parsed (preHandler).
- * Routes whose model is not in a JSON body (multipart image edits) call limitModel() themselves.
- */
-export function registerRateLimits(app: FastifyInstance, limits: RateLimits, ledger: Pick<UsageLedger, 'record'> | null = null): LimitContext {
-  const ctx: LimitContext = { limits, ledger };
-  app.decorate('rateLimits', ctx);
-  app.decorateRequest('rateLimitedModel', null);
-
-  // Callback hooks: a key or model without a limit (nothing to count) passes without a promise.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!request.routeOptions.config?.auth || !request.principal) return done();
-    admitKeyLimits(ctx, request, ledgerEndpointOf(request), reply, done);
-  });
-
-  app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.routeOptions.config?.auth) return done();
-    if (namesLimitedModel(ctx, request.body)) limitModel(request, request.body.model).then(() => done(), done);
-    else done();
-  });
-  return ctx;
-}
-
-/**
  * Counts the request against `model`'s rpm, once per request; throws 429 when over (and gives the
- * key's rpm back: a refused request counts against no limit). Skipped for a
- * model the key may not use: the route answers 403 and the model's budget stays for allowed callers.
+ * key's rpm back: a refused request counts against no limit). Skipped for a model the key may not
+ * use: the route answers 403 and the model's budget stays for allowed callers. `endpoint` is the
+ * refusal row's endpoint.
  */
-export async function limitModel(request: FastifyRequest, model: string): Promise<void> {
-  return limitModelIn(request.server.rateLimits, request, ledgerEndpointOf(request), model);
-}
-
-/** limitModel() with the limits and the refusal row's endpoint given (the front door's requests have no server). */
 export async function limitModelIn(ctx: LimitContext, request: LimitSubject, endpoint: string, model: string): Promise<void> {
   if (request.rateLimitedModel === model) return;
   if (request.principal && !mayUseModel(request.principal, model)) return;

@@ -1,40 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UsageLedger } from './ledger.js';
 import type { ServerResponse } from 'node:http';
 import type { Principal } from '../auth/principal.js';
 import { whenClosed, type Departing } from '../http/departure.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** A usage row for this request was written (or its route has taken charge of writing it). */
-    usageRecorded: boolean;
-    /** The request got as far as its route's handler (preHandler ran). */
-    reachedRoute: boolean;
-    /** The model a body that is not JSON named (a multipart `model` field), for the refusal row. */
-    usageModel: string;
-  }
-  interface FastifyContextConfig {
-    /**
-     * The route is billable: its ledger endpoint name (as its metered call writes it). Every
-     * authenticated request to it gets one ledger row, the ones refused before the hold included.
-     */
-    billable?: string;
-  }
-}
-
-/**
- * The ledger endpoint of a request's route: its billable name, else its pattern (a rate-limit
- * refusal of any route is recorded).
- */
-export function ledgerEndpointOf(request: FastifyRequest): string {
-  return request.routeOptions.config?.billable ?? request.routeOptions.url ?? '';
-}
-
 /**
  * Called by routes whose body the hook cannot read (multipart) as soon as the request names its
  * model, so a refusal that follows (a non-image file) is recorded under that model.
  */
-export function noteUsageModel(request: FastifyRequest, model: string): void {
+export function noteUsageModel(request: { usageModel: string }, model: string): void {
   request.usageModel = model.slice(0, 200);
 }
 
@@ -53,7 +26,7 @@ export function claimUsageRow(request: { usageRecorded: boolean }): boolean {
   return true;
 }
 
-/** What the backstop reads of a request (a FastifyRequest, or the front door's). */
+/** What the backstop reads of a request. */
 export interface BackstopSubject extends Departing {
   method: string;
   principal: Principal | null;
@@ -98,39 +71,4 @@ export function watchUnrouted(request: BackstopSubject, res: ServerResponse, dep
       if (!request.reachedRoute) departed();
     }, 500).unref();
   });
-}
-
-/**
- * One ledger row per request: routes write the rows of requests that reached the credit hold (with
- * units, cost and channel); this hook writes the row of an authenticated request to a billable
- * route (`config.billable`) that was refused before that (bad body, unknown or forbidden model, no
- * credit), with no units and no cost. A request without a valid key has no key to record.
- */
-export function registerUsageBackstop(app: FastifyInstance, ledger: Ledger): { departed(request: FastifyRequest): void } {
-  app.decorateRequest('usageRecorded', false);
-  app.decorateRequest('usageModel', '');
-  app.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode >= 400) recordBackstop(ledger, request, request.routeOptions.config?.billable, reply.statusCode, reply.elapsedTime);
-    done();
-  });
-  // A client gone before its request reached a route that records (while its key was checked or its
-  // body read): 499, nginx's "client closed request".
-  // Fastify keeps no arrival time for a request that never got a reply; its latency is unknown.
-  const departed = (request: FastifyRequest) => recordBackstop(ledger, request, request.routeOptions.config?.billable, 499, 0);
-  app.addHook('onRequestAbort', (request, done) => {
-    departed(request);
-    done();
-  });
-  app.decorateRequest('reachedRoute', false);
-  app.addHook('preHandler', (request, _reply, done) => {
-    request.reachedRoute = true;
-    done();
-  });
-  app.addHook('onRequest', (request, reply, done) => {
-    watchUnrouted(request, reply.raw, () => departed(request));
-    done();
-  });
-  // For the app's error handler: a request that failed because its client left (its body could
-  // not be read to the end) is a 499 too, and no response will tell onResponse.
-  return { departed };
 }

@@ -1,5 +1,4 @@
-import type { FastifyRequest } from 'fastify';
-import type { ExchangeReply, ExchangeRequest } from './exchange.js';
+import type { GatewayRequest, Reply } from '../pipeline/request.js';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import type { ChatFormat, ReportedUsage } from '../formats/chat-stream.js';
@@ -44,24 +43,24 @@ function maxTokensOf(client: ChatFormat, body: Record<string, unknown>): { field
 }
 
 /** What one chat endpoint adds to the shared flow. */
-export interface ChatRouteSpec<Req extends ExchangeRequest = FastifyRequest> {
+export interface ChatRouteSpec {
   client: ChatFormat;
   /** The ledger's endpoint name. */
   endpoint: string;
   /** The body as the relay takes it and whether it streams (Gemini names both in the URL). */
-  read?(request: Req): { body: Record<string, unknown>; stream: boolean };
+  read?(request: GatewayRequest): { body: Record<string, unknown>; stream: boolean };
   /** Before the credit hold: the Responses API resolves its stored state here. */
-  prepare?(request: Req, call: ChatCall): Promise<void>;
+  prepare?(request: GatewayRequest, call: ChatCall): Promise<void>;
   /** The whole answer went out (its body in the client's format): the Responses API stores it. */
-  finished?(request: Req, call: ChatCall, answer: Record<string, unknown>): Promise<void>;
+  finished?(request: GatewayRequest, call: ChatCall, answer: Record<string, unknown>): Promise<void>;
 }
 
-/** The handler of a chat route, for Fastify's requests or the front door's (`Req`). */
-export function chatHandler<Req extends ExchangeRequest = FastifyRequest>(services: Services, spec: ChatRouteSpec<Req>) {
+/** The handler of a chat route. */
+export function chatHandler(services: Services, spec: ChatRouteSpec) {
   const chat = new ChatRelay(services.upstream);
   const { client, endpoint } = spec;
 
-  return async function handleChat(request: Req, reply: ExchangeReply): Promise<unknown> {
+  return async function handleChat(request: GatewayRequest, reply: Reply): Promise<unknown> {
     const started = Date.now();
     const principal = principalOf(request);
     const { body, stream } = spec.read ? spec.read(request) : { body: request.body as Record<string, unknown>, stream: (request.body as Record<string, unknown>).stream === true };
@@ -69,7 +68,7 @@ export function chatHandler<Req extends ExchangeRequest = FastifyRequest>(servic
     const includeUsage = stream && CHAT_CODECS[client].wantsUsage?.(body) === true;
     // The client leaving (noticed from the request's first moment) aborts the upstream call at once;
     // one that left while its credit was being held gets no upstream call at all.
-    const signal = request.departed;
+    const signal = request.departure;
     const call: ChatCall = { client, body, stream, includeUsage, signal };
     if (spec.prepare) await spec.prepare(request, call);
     // A body the gateway expanded (stored Responses state) counts as the route measured it, else as sent upstream.

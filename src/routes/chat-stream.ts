@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { ChatFormat } from '../formats/chat-stream.js';
-import type { ExchangeReply } from './exchange.js';
+import type { Reply } from '../pipeline/request.js';
 import type { DepartureSignal } from '../http/departure.js';
 import { streamErrorFrame } from '../formats/index.js';
 import { redact } from '../http/redact.js';
@@ -28,7 +28,7 @@ export interface StreamOutcome {
  * the relay stops.
  */
 export function pipeChatStream(
-  reply: ExchangeReply,
+  reply: Reply,
   client: ChatFormat,
   opened: OpenedStream,
   signal: DepartureSignal,

@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { chatHandler } from './chat-handler.js';
-import type { FrontExchangeRequest, FrontRoute } from './exchange.js';
 
 // POST /v1/chat/completions (OpenAI Chat Completions). The schema checks what the gateway reads and
 // the types a client can get wrong; every other field passes through to an OpenAI-format upstream.
@@ -73,11 +72,6 @@ export const ChatCompletionRequest = Type.Object(
   Open,
 );
 
-/** The plain form of the same route, served by the front door (src/front-door.ts). */
-export function frontChat(services: Services): FrontRoute {
-  return { method: 'POST', url: '/v1/chat/completions', billable: 'chat', bodySchema: ChatCompletionRequest, handle: chatHandler<FrontExchangeRequest>(services, { client: 'openai', endpoint: 'chat' }) };
-}
-
-export function registerChatRoutes(app: FastifyInstance, services: Services): void {
-  app.post('/v1/chat/completions', { config: { auth: true, billable: 'chat' }, schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
+export function registerChatRoutes(app: Routes, services: Services): void {
+  app.post('/v1/chat/completions', { auth: true, billable: 'chat', schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
 }

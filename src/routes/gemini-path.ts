@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { GatewayRequest } from '../pipeline/request.js';
 import { noteUsageModel } from '../limits/usage-backstop.js';
 
 // The `/v1beta/models/{model}:{method}` path both Gemini route files read (gemini.ts for chat,
@@ -21,7 +21,6 @@ export function splitModelPath(path: string): { model: string; action: string } 
  * The model is in the path, not the body: noted before the body is read, so a request refused
  * before its handler (a bad body) is recorded under the model it named.
  */
-export function noteModelOfPath(request: FastifyRequest, _reply: unknown, done: () => void): void {
+export function noteModelOfPath(request: GatewayRequest): void {
   noteUsageModel(request, splitModelPath((request.params as { '*'?: string })['*'] ?? '').model);
-  done();
 }

@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
 import { GatewayError } from '../http/errors.js';
-import { limitModel } from '../limits/hook.js';
+import { limitModel } from '../pipeline/steps.js';
 import { claimUsageRow } from '../limits/usage-backstop.js';
 import { baseForRequest } from '../tasks/content/gateway-url.js';
 import { asGeminiVideoError, geminiOperation, geminiVideoBody, taskIdOfFile } from '../tasks/gemini-videos.js';
@@ -20,7 +20,7 @@ import { noteModelOfPath, splitModelPath } from './gemini-path.js';
 
 /** The route constraint that tells `…:predictLongRunning` from the chat methods on the same wildcard path. */
 const METHOD = 'geminiMethod';
-type RouteHandler = Parameters<ReturnType<Parameters<FastifyInstance['addConstraintStrategy']>[0]['storage']>['set']>[1];
+type RouteHandler = Parameters<ReturnType<Parameters<Routes['addConstraintStrategy']>[0]['storage']>['set']>[1];
 
 const PredictLongRunningRequest = Type.Object(
   {
@@ -38,7 +38,7 @@ function methodOf(url: string): string {
   return m ? m[1] : '';
 }
 
-export function registerGeminiVideoRoutes(app: FastifyInstance, services: Services): void {
+export function registerGeminiVideoRoutes(app: Routes, services: Services): void {
   const { config, tasks, lifecycle } = services;
   if (!app.hasConstraintStrategy(METHOD)) {
     app.addConstraintStrategy({
@@ -55,7 +55,7 @@ export function registerGeminiVideoRoutes(app: FastifyInstance, services: Servic
 
   app.post<{ Params: { '*': string }; Body: { instances: unknown[]; parameters?: unknown } }>(
     '/v1beta/models/*',
-    { config: { auth: true, billable: 'video' }, onRequest: noteModelOfPath, constraints: { [METHOD]: 'predictLongRunning' }, schema: { body: PredictLongRunningRequest } },
+    { auth: true, billable: 'video', onRequest: noteModelOfPath, constraints: { [METHOD]: 'predictLongRunning' }, schema: { body: PredictLongRunningRequest } },
     async (request) => {
       const { model } = splitModelPath(request.params['*']);
       // The model is in the URL, not the body: its rate limit is counted here.
@@ -70,7 +70,7 @@ export function registerGeminiVideoRoutes(app: FastifyInstance, services: Servic
     },
   );
 
-  app.get<{ Params: { model: string; operation: string } }>('/v1beta/models/:model/operations/:operation', { config: { auth: true } }, async (request) => {
+  app.get<{ Params: { model: string; operation: string } }>('/v1beta/models/:model/operations/:operation', { auth: true }, async (request) => {
     const { model, operation } = request.params;
     const row = await ownedTask(tasks.repo, principalOf(request), operation).catch((err: unknown) => {
       if (err instanceof GatewayError && err.code === 'invalid_task_id') throw new GatewayError(400, 'invalid_request', 'An operation name is models/{model}/operations/{id}, the id 1–128 letters, digits, "_", "." or "-".');
@@ -81,7 +81,7 @@ export function registerGeminiVideoRoutes(app: FastifyInstance, services: Servic
     return geminiOperation(row, baseForRequest(config, request));
   });
 
-  app.get<{ Params: { file: string } }>('/v1beta/files/:file', { config: { auth: true } }, async (request, reply) => {
+  app.get<{ Params: { file: string } }>('/v1beta/files/:file', { auth: true }, async (request, reply) => {
     const m = /^([0-9a-f]+):download$/.exec(request.params.file);
     const taskId = m ? taskIdOfFile(m[1]) : null;
     if (!taskId) throw new GatewayError(404, 'not_found', 'No such file here: a video downloads from files/{name}:download, as the video.uri of a finished operation gives it.');

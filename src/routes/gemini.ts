@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
+import type { GatewayRequest } from '../pipeline/request.js';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
@@ -64,21 +65,21 @@ function modelEntry(m: CatalogModel) {
 /** The models Gemini's API reaches: chat models, and video models through :predictLongRunning. */
 const geminiKind = (m: CatalogModel) => m.config.kind === 'chat' || m.config.kind === 'video';
 
-export function registerGeminiRoutes(app: FastifyInstance, services: Services): void {
-  const read = (request: FastifyRequest) => {
+export function registerGeminiRoutes(app: Routes, services: Services): void {
+  const read = (request: GatewayRequest) => {
     const { model, action } = modelAction((request.params as { '*': string })['*']);
     return { body: { ...(request.body as Record<string, unknown>), model }, stream: action === 'streamGenerateContent' };
   };
-  app.post('/v1beta/models/*', { config: { auth: true, billable: 'gemini' }, onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
+  app.post('/v1beta/models/*', { auth: true, billable: 'gemini', onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
 
-  app.get('/v1beta/models', { config: { auth: true } }, async (request) => ({
+  app.get('/v1beta/models', { auth: true }, async (request) => ({
     models: services.catalog
       .listFor(principalOf(request))
       .filter(geminiKind)
       .map(modelEntry),
   }));
 
-  app.get<{ Params: { '*': string } }>('/v1beta/models/*', { config: { auth: true } }, async (request) => {
+  app.get<{ Params: { '*': string } }>('/v1beta/models/*', { auth: true }, async (request) => {
     const id = decodeURIComponent(request.params['*']);
     const m = services.catalog.listFor(principalOf(request)).find((x) => x.id === id && geminiKind(x));
     if (!m) throw errors.modelNotFound(id);

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
 import type { Store } from '../store/db.js';
 
-export function registerHealthRoutes(app: FastifyInstance, store: Store): void {
+export function registerHealthRoutes(app: Routes, store: Store): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const ok = await store.ping();

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyRequest } from 'fastify';
+import type { GatewayRequest } from '../pipeline/request.js';
+import { FormError } from '../pipeline/multipart.js';
 import { GatewayError, errors } from '../http/errors.js';
 import { SNIFF_BYTES, sniffImageType } from '../http/image-type.js';
 import type { UploadedImage } from '../providers/image-types.js';
@@ -103,7 +104,7 @@ export class ImageUpload {
    * Reads every part; `onField` sees each text field as soon as it arrives (so an unknown model
    * is refused before any large file is read). Throws a GatewayError on the first bad part.
    */
-  async read(request: FastifyRequest, onField: (name: string, value: string) => Promise<void> | void): Promise<void> {
+  async read(request: GatewayRequest, onField: (name: string, value: string) => Promise<void> | void): Promise<void> {
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
@@ -151,25 +152,11 @@ export class ImageUpload {
   }
 }
 
-/** Maps the multipart plugin's and busboy's own errors to the gateway's status table. */
+/** Maps the form reader's and busboy's own errors to the gateway's status table. */
 export function multipartError(err: unknown): unknown {
   if (err instanceof GatewayError) return err;
-  const e = err as { code?: string; statusCode?: number; message?: string };
-  switch (e?.code) {
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return tooLarge('An uploaded file is larger than this gateway accepts.');
-    case 'FST_FILES_LIMIT':
-      return errors.invalidRequest('Too many files in the request.', 'image');
-    case 'FST_PARTS_LIMIT':
-    case 'FST_FIELDS_LIMIT':
-      return errors.invalidRequest('Too many fields in the request.');
-    case 'FST_PROTO_VIOLATION':
-      return errors.invalidRequest('A field name is not allowed.');
-    case 'FST_INVALID_JSON_FIELD_ERROR':
-      return errors.invalidRequest('A field declared as JSON is not valid JSON.');
-    default:
-      break;
-  }
+  if (err instanceof FormError) return errors.invalidRequest(err.message, err.code === 'too_many_files' ? 'image' : undefined);
+  const e = err as { code?: string; message?: string };
   // A failing temp folder (full disk, permissions) is the gateway's fault, not the client's.
   if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
     return new GatewayError(503, 'upload_storage_unavailable', 'The gateway cannot store the uploaded files right now; retry later.');
@@ -182,7 +169,7 @@ export function multipartError(err: unknown): unknown {
  * After a refusal part-way through the body, reads and discards the rest so the client can
  * finish sending and read the answer; gives up (closes the connection) past `capBytes`.
  */
-export function discardRest(request: FastifyRequest, capBytes: number): void {
+export function discardRest(request: GatewayRequest, capBytes: number): void {
   const raw = request.raw;
   if (raw.readableEnded || raw.destroyed) return;
   raw.unpipe();

@@ -1,10 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import multipart from '@fastify/multipart';
+import type { Routes } from '../pipeline/gateway.js';
+import type { GatewayRequest } from '../pipeline/request.js';
 import { principalOf } from '../auth/hook.js';
 import type { Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
-import { limitModel } from '../limits/hook.js';
+import { limitModel } from '../pipeline/steps.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
 import { imageCostMicros } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
@@ -35,7 +35,7 @@ function imageModel(services: Services, p: Principal, id: string): CatalogModel 
   );
 }
 
-function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation): Promise<unknown> {
+function serve(request: GatewayRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation): Promise<unknown> {
   const metered: MeteredRequest = {
     principal: principalOf(request),
     model,
@@ -84,11 +84,11 @@ export function imageRouteOptions(config: Services['config']): ImageRouteOptions
   };
 }
 
-export function registerImageRoutes(app: FastifyInstance, services: Services): void {
+export function registerImageRoutes(app: Routes, services: Services): void {
   const opts = imageRouteOptions(services.config);
   const images = new ImagesRelay(services.upstream);
 
-  app.post('/v1/images/generations', { config: { auth: true, billable: 'images.generations' } }, async (request) => {
+  app.post('/v1/images/generations', { auth: true, billable: 'images.generations' }, async (request) => {
     const { model, params } = parseGenerationBody(request.body, opts.maxN);
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
@@ -96,10 +96,8 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
     return serve(request, services, 'images.generations', m, params, 0, (target) => images.generate(target, params, request.departed));
   });
 
-  // Multipart parsing exists only in this scope, with the gateway's upload limits.
-  void app.register(async (scope) => {
-    await scope.register(multipart, { limits: busboyLimits(opts.limits), throwFileSizeLimit: true });
-    scope.post('/v1/images/edits', { config: { auth: true, billable: 'images.edits' } }, async (request) => {
+  // A multipart form is read on this route only, with the gateway's upload limits.
+  app.post('/v1/images/edits', { auth: true, billable: 'images.edits', multipart: busboyLimits(opts.limits) }, async (request) => {
       if (!request.isMultipart()) {
         throw errors.invalidRequest('POST /v1/images/edits takes multipart/form-data: `image` file(s), `prompt`, and optional `mask`, `model`, `n`, `size`, `response_format`.');
       }
@@ -127,6 +125,5 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
       } finally {
         await upload.cleanup();
       }
-    });
   });
 }

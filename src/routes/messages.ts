@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
@@ -66,11 +66,11 @@ export const CountTokensRequest = Type.Omit(MessagesRequest, ['max_tokens', 'str
 
 const CountTokensAnswer = Type.Object({ input_tokens: Type.Integer() }, { additionalProperties: false });
 
-export function registerMessagesRoutes(app: FastifyInstance, services: Services): void {
-  app.post('/v1/messages', { config: { auth: true, billable: 'messages' }, schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
+export function registerMessagesRoutes(app: Routes, services: Services): void {
+  app.post('/v1/messages', { auth: true, billable: 'messages', schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
 
   // Free: one ledger row with the count as its input units and no cost (docs/chat.md).
-  app.post('/v1/messages/count_tokens', { config: { auth: true, billable: 'count_tokens' }, schema: { body: CountTokensRequest, response: { 200: CountTokensAnswer } } }, async (request) => {
+  app.post('/v1/messages/count_tokens', { auth: true, billable: 'count_tokens', schema: { body: CountTokensRequest, response: { 200: CountTokensAnswer } } }, async (request) => {
     const started = Date.now();
     const principal = principalOf(request);
     const body = request.body as Record<string, unknown>;

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import { errors } from '../http/errors.js';
-import type { ExchangeReply, ExchangeRequest, FrontRoute } from './exchange.js';
+import type { GatewayRequest, Reply } from '../pipeline/request.js';
 import { modelEntry as entry, type Catalog } from '../relay/catalog.js';
 
 const ModelEntry = Type.Object({
@@ -19,27 +19,22 @@ const ModelList = Type.Object({
   data: Type.Array(ModelEntry),
 });
 
-/** GET /v1/models through the front door: the same prepared bytes. */
-export function frontModels(catalog: Catalog): FrontRoute {
-  return { method: 'GET', url: '/v1/models', handle: (request, reply) => listReply(catalog, request, reply) };
-}
-
-function listReply(catalog: Catalog, request: ExchangeRequest, reply: ExchangeReply) {
+function listReply(catalog: Catalog, request: GatewayRequest, reply: Reply) {
   return reply.header('content-type', 'application/json; charset=utf-8').send(catalog.listBytesFor(principalOf(request)));
 }
 
 /** GET /v1/models and GET /v1/models/{id} for the OpenAI SDK's retrieve(). */
-export function registerModelRoutes(app: FastifyInstance, catalog: Catalog): void {
+export function registerModelRoutes(app: Routes, catalog: Catalog): void {
   app.get(
     '/v1/models',
-    { config: { auth: true }, schema: { response: { 200: ModelList } } },
+    { auth: true, schema: { response: { 200: ModelList } } },
     // Bytes prepared per allow-list (Catalog.listBytesFor); the schema documents them.
     async (request, reply) => listReply(catalog, request, reply),
   );
 
   app.get<{ Params: { model: string } }>(
     '/v1/models/:model',
-    { config: { auth: true }, schema: { response: { 200: ModelEntry } } },
+    { auth: true, schema: { response: { 200: ModelEntry } } },
     async (request) => {
       const p = principalOf(request);
       const m = catalog.listFor(p).find((x) => x.id === request.params.model);

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
+import type { GatewayRequest } from '../pipeline/request.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { principalOf } from '../auth/hook.js';
@@ -48,7 +49,7 @@ interface ResponseState extends ResolvedInput {
   store: boolean;
 }
 
-const states = new WeakMap<FastifyRequest, ResponseState>();
+const states = new WeakMap<GatewayRequest, ResponseState>();
 
 /** The fields of the request a response object repeats, with OpenAI's defaults. */
 function echoOf(body: Json, store: boolean): Json {
@@ -69,14 +70,14 @@ function echoOf(body: Json, store: boolean): Json {
   };
 }
 
-export function registerResponsesRoutes(app: FastifyInstance, services: Services): void {
+export function registerResponsesRoutes(app: Routes, services: Services): void {
   const repo = services.responses;
   const retainMs = () => services.config.responses.retain_days * 86_400_000;
   // What stored state may expand a request to: no more than a client may send itself.
   const budget = (): Budget => ({ bytes: Math.floor(services.config.server.body_limit_mb * 1024 * 1024), mb: services.config.server.body_limit_mb });
 
   /** Replaces previous_response_id and item references with what they stand for. */
-  async function prepare(request: FastifyRequest, call: ChatCall): Promise<void> {
+  async function prepare(request: GatewayRequest, call: ChatCall): Promise<void> {
     const keyId = principalOf(request).keyId;
     const body = call.body as Json;
     const store = body.store !== false;
@@ -93,7 +94,7 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
     call.echo = echoOf(body, store);
   }
 
-  async function finished(request: FastifyRequest, _call: ChatCall, answer: Json): Promise<void> {
+  async function finished(request: GatewayRequest, _call: ChatCall, answer: Json): Promise<void> {
     const state = states.get(request);
     if (!state?.store || typeof answer.id !== 'string') return;
     const { max_per_key, max_mb_per_key } = services.config.responses;
@@ -114,20 +115,20 @@ export function registerResponsesRoutes(app: FastifyInstance, services: Services
     );
   }
 
-  app.post('/v1/responses', { config: { auth: true, billable: 'responses' }, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
+  app.post('/v1/responses', { auth: true, billable: 'responses', schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
 
-  app.get<{ Params: { id: string } }>('/v1/responses/:id', { config: { auth: true } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/v1/responses/:id', { auth: true }, async (request) => {
     const r = await repo.get(principalOf(request).keyId, request.params.id);
     if (!r) throw notFound('Response', request.params.id);
     return r.body;
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/responses/:id', { config: { auth: true } }, async (request) => {
+  app.delete<{ Params: { id: string } }>('/v1/responses/:id', { auth: true }, async (request) => {
     if (!(await repo.delete(principalOf(request).keyId, request.params.id))) throw notFound('Response', request.params.id);
     return { id: request.params.id, object: 'response.deleted', deleted: true };
   });
 
-  app.get<{ Params: { id: string }; Querystring: { order?: string; limit?: string; after?: string } }>('/v1/responses/:id/input_items', { config: { auth: true } }, async (request) => {
+  app.get<{ Params: { id: string }; Querystring: { order?: string; limit?: string; after?: string } }>('/v1/responses/:id/input_items', { auth: true }, async (request) => {
     const keyId = principalOf(request).keyId;
     const r = await repo.get(keyId, request.params.id);
     if (!r) throw notFound('Response', request.params.id);

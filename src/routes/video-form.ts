@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { GatewayRequest } from '../pipeline/request.js';
 import { GatewayError, errors } from '../http/errors.js';
 import { MIME, sniffImageType } from '../http/image-type.js';
 import { fieldTooDeep, readJsonField } from '../http/json-field.js';
@@ -81,7 +81,7 @@ async function readImage(file: NodeJS.ReadableStream, maxBytes: number): Promise
  * Reads the form into a body object. `onModel` sees the model as soon as its field arrives, so an
  * unknown model or an exhausted rate limit is refused before a large file is read.
  */
-export async function readVideoForm(request: FastifyRequest, maxFileBytes: number, onModel: (model: string) => Promise<void>): Promise<Record<string, unknown>> {
+export async function readVideoForm(request: GatewayRequest, maxFileBytes: number, onModel: (model: string) => Promise<void>): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   try {
     for await (const part of request.parts()) {

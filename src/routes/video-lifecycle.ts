@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Routes } from '../pipeline/gateway.js';
+import type { Reply, GatewayRequest } from '../pipeline/request.js';
 import type { VideoContent } from '../tasks/content/video-content.js';
 import type { VideoStream } from '../tasks/content/provider-source.js';
 import { Type } from '@sinclair/typebox';
@@ -22,18 +23,18 @@ const TaskPageEnvelope = Type.Object(
  * and download the finished video. Errors render in the video family ({"code","message","data":null})
  * like every /v1/video/ path.
  */
-export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Services): void {
+export function registerVideoLifecycleRoutes(app: Routes, services: Services): void {
   const { lister, content } = services.lifecycle;
   const { config } = services;
   const { canceller } = services.tasks;
 
-  app.post<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/cancel', { config: { auth: true }, schema: { response: { 200: TaskEnvelopeSchema } } }, async (request) =>
+  app.post<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/cancel', { auth: true, schema: { response: { 200: TaskEnvelopeSchema } } }, async (request) =>
     envelope(presentRecord(config, await canceller.cancel(principalOf(request), request.params.task_id), baseForRequest(config, request))),
   );
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/v1/video/generations',
-    { config: { auth: true }, schema: { response: { 200: TaskPageEnvelope } } },
+    { auth: true, schema: { response: { 200: TaskPageEnvelope } } },
     async (request) => {
       const page = await lister.list(principalOf(request).keyId, request.query ?? {});
       const base = baseForRequest(config, request);
@@ -47,13 +48,13 @@ export function registerVideoLifecycleRoutes(app: FastifyInstance, services: Ser
     services.tasks.callbacks.receive(request.params.token, request.body),
   );
 
-  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/content', { config: { auth: true } }, async (request, reply) =>
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id/content', { auth: true }, async (request, reply) =>
     sendVideo(content, request, reply, request.params.task_id),
   );
 }
 
 /** Streams a finished task's video to its owner (Range passed on); also GET /v1/videos/{id}/content. */
-export async function sendVideo(content: VideoContent, request: FastifyRequest, reply: FastifyReply, taskId: string): Promise<FastifyReply> {
+export async function sendVideo(content: VideoContent, request: GatewayRequest, reply: Reply, taskId: string): Promise<Reply> {
   const abort = new AbortController();
   // A client that goes away stops the provider download too.
   request.raw.once('close', () => abort.abort());
@@ -63,7 +64,7 @@ export async function sendVideo(content: VideoContent, request: FastifyRequest, 
 }
 
 /** Sends a video stream with its status and headers (the public /content routes and the admin API's). */
-export function replyWithVideo(reply: FastifyReply, video: VideoStream): FastifyReply {
+export function replyWithVideo(reply: Reply, video: VideoStream): Reply {
   reply.code(video.status).header('content-type', video.contentType).header('accept-ranges', 'bytes');
   if (video.contentLength !== undefined) reply.header('content-length', video.contentLength);
   if (video.contentRange !== undefined) reply.header('content-range', video.contentRange);

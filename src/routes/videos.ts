@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import multipart from '@fastify/multipart';
+import type { Routes } from '../pipeline/gateway.js';
+import type { GatewayRequest } from '../pipeline/request.js';
 import { Type } from '@sinclair/typebox';
 import { principalOf } from '../auth/hook.js';
 import { GatewayError, errors } from '../http/errors.js';
-import { limitModel } from '../limits/hook.js';
+import { limitModel } from '../pipeline/steps.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
 import type { Services } from '../services.js';
 import { VideoObjectSchema, toVideoObject } from '../tasks/openai-videos.js';
@@ -41,7 +41,7 @@ const UNSUPPORTED: { methods: ('GET' | 'POST' | 'DELETE')[]; url: string; name: 
   { methods: ['GET'], url: '/v1/videos/characters/:character_id', name: '/v1/videos/characters/{character_id} (characters)' },
 ];
 
-export function registerVideosApiRoutes(app: FastifyInstance, services: Services): void {
+export function registerVideosApiRoutes(app: Routes, services: Services): void {
   const { tasks, lifecycle, config } = services;
   const retainDays = config.storage.type === 'none' ? 0 : config.storage.retain_days;
   const maxFileBytes = Math.floor(config.images.max_file_mb * 1024 * 1024);
@@ -49,15 +49,15 @@ export function registerVideosApiRoutes(app: FastifyInstance, services: Services
   const drainCapBytes = Math.max(Math.floor(config.server.body_limit_mb * 1024 * 1024), maxFileBytes);
   const video = { 200: VideoObjectSchema };
 
-  const create = async (request: FastifyRequest, body: unknown) => {
+  const create = async (request: GatewayRequest, body: unknown) => {
     const row = await tasks.service.createVideo(principalOf(request), body, () => claimUsageRow(request), request.departed);
     return toVideoObject(row, { retainDays });
   };
 
-  // Multipart parsing exists only in this scope (the SDK always sends a form); JSON is taken too.
-  void app.register(async (scope) => {
-    await scope.register(multipart, { limits: busboyLimits(limits), throwFileSizeLimit: true });
-    scope.post('/v1/videos', { config: { auth: true, billable: 'video' }, schema: { response: video } }, async (request) => {
+  // A multipart form is read on these routes only (the SDK always sends a form); JSON is taken too.
+  const scope = app.scope({ multipart: busboyLimits(limits) });
+  {
+    scope.post('/v1/videos', { auth: true, billable: 'video', schema: { response: video } }, async (request) => {
       if (!request.isMultipart()) return create(request, request.body);
       let body: Record<string, unknown>;
       try {
@@ -77,29 +77,29 @@ export function registerVideosApiRoutes(app: FastifyInstance, services: Services
       scope.route({
         method: op.methods,
         url: op.url,
-        config: { auth: true },
+        auth: true,
         handler: async (request) => {
           discardRest(request, drainCapBytes);
           throw new GatewayError(400, 'unsupported', `${op.name} is not supported: no video provider of this gateway offers it.`);
         },
       });
     }
-  });
+  }
 
-  app.get<{ Params: { video_id: string } }>('/v1/videos/:video_id', { config: { auth: true }, schema: { response: video } }, async (request) =>
+  app.get<{ Params: { video_id: string } }>('/v1/videos/:video_id', { auth: true, schema: { response: video } }, async (request) =>
     toVideoObject(await ownedTask(tasks.repo, principalOf(request), request.params.video_id), { retainDays }),
   );
 
-  app.get<{ Querystring: Record<string, unknown> }>('/v1/videos', { config: { auth: true }, schema: { response: { 200: VideoPageSchema } } }, async (request) =>
+  app.get<{ Querystring: Record<string, unknown> }>('/v1/videos', { auth: true, schema: { response: { 200: VideoPageSchema } } }, async (request) =>
     lifecycle.videos.page(principalOf(request).keyId, request.query ?? {}),
   );
 
-  app.delete<{ Params: { video_id: string } }>('/v1/videos/:video_id', { config: { auth: true }, schema: { response: { 200: DeletedSchema } } }, async (request) => {
+  app.delete<{ Params: { video_id: string } }>('/v1/videos/:video_id', { auth: true, schema: { response: { 200: DeletedSchema } } }, async (request) => {
     await lifecycle.deleter.delete(principalOf(request), request.params.video_id);
     return { id: request.params.video_id, object: 'video.deleted' as const, deleted: true };
   });
 
-  app.get<{ Params: { video_id: string }; Querystring: Record<string, unknown> }>('/v1/videos/:video_id/content', { config: { auth: true } }, async (request, reply) => {
+  app.get<{ Params: { video_id: string }; Querystring: Record<string, unknown> }>('/v1/videos/:video_id/content', { auth: true }, async (request, reply) => {
     const variant = request.query?.variant ?? 'video';
     if (variant === 'thumbnail' || variant === 'spritesheet') {
       // Checked first: another key's id or a missing video is still a 404 about the video.

@@ -3,7 +3,7 @@ import type { TaskRow } from '../store/repos/tasks.js';
 import { progressOf } from './status.js';
 
 // The TaskRecord (docs/video.md) and its envelope. The response schema lists exactly these fields,
-// so Fastify's serializer drops anything else a row might carry (key, channel, reservation, lease…).
+// so the route's serializer drops anything else a row might carry (key, channel, reservation, lease…).
 
 export const TaskRecordSchema = Type.Object(
   {

@@ -1,7 +1,7 @@
 /**
  * What the upstream client needs of a signal that ends a call early (the client's departure): whether
- * it fired (and why), and a callback when it does. An AbortSignal is one; so is the front door's
- * lighter LightSignal (src/http/departure.ts). undici takes any object with addEventListener.
+ * it fired (and why), and a callback when it does. An AbortSignal is one; so is the lighter
+ * LightSignal the chat path uses (src/http/departure.ts). undici takes any object with addEventListener.
  */
 export interface AbortLike {
   readonly aborted: boolean;

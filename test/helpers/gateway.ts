@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../../src/pipeline/gateway.js';
 import { validateConfig } from '../../src/config-file/loader.js';
 import type { Config } from '../../src/config/schema.js';
 import { buildApp, type AppOptions } from '../../src/app.js';
@@ -13,7 +13,7 @@ import { freshDatabaseUrl } from './databases.js';
 
 export interface TestGateway {
   url: string;
-  app: FastifyInstance;
+  app: Gateway;
   services: Services;
   config: Config;
   /** Every log line the gateway wrote, raw. */

@@ -1,9 +1,9 @@
 import { PassThrough, Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../../src/pipeline/gateway.js';
 import { buildApp } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
 import { principalOf } from '../../src/auth/hook.js';
-import { limitModel } from '../../src/limits/hook.js';
+import { limitModel } from '../../src/pipeline/steps.js';
 import { eventually } from './eventually.js';
 
 /**
@@ -12,7 +12,7 @@ import { eventually } from './eventually.js';
  */
 export interface ProbeApp {
   url: string;
-  app: FastifyInstance;
+  app: Gateway;
   /** Handlers of /v1/__probe/slow currently running, and the most ever seen at once. */
   inFlight: number;
   maxInFlight: number;
@@ -42,7 +42,7 @@ export async function startProbeApp(services: Services): Promise<ProbeApp> {
     close: () => app.close(),
   };
 
-  app.get('/v1/__probe/slow', { config: { auth: true } }, async (request) => {
+  app.get('/v1/__probe/slow', { auth: true }, async (request) => {
     probe.inFlight++;
     probe.maxInFlight = Math.max(probe.maxInFlight, probe.inFlight);
     try {
@@ -54,27 +54,26 @@ export async function startProbeApp(services: Services): Promise<ProbeApp> {
     return { ok: true };
   });
 
-  app.get('/v1/__probe/stream', { config: { auth: true } }, async (_request, reply) => {
+  app.get('/v1/__probe/stream', { auth: true }, async (_request, reply) => {
     const body = new PassThrough();
     body.write('data: {"n":1}\n\n');
     probe.streams.push(body);
     return reply.header('content-type', 'text/event-stream').send(body);
   });
 
-  app.post('/v1/__probe/echo', { config: { auth: true } }, async () => ({ ok: true }));
+  app.post('/v1/__probe/echo', { auth: true }, async () => ({ ok: true }));
 
-  // A static route under a front-door route's parameter path: Fastify's router prefers it, so the
-  // front door must leave its path to Fastify.
-  app.get('/v1/video/generations/__probe-static', { config: { auth: true } }, async () => ({ probe: 'static' }));
+  // A static route under a parameter path: the router prefers it.
+  app.get('/v1/video/generations/__probe-static', { auth: true }, async () => ({ probe: 'static' }));
 
   // A route whose model is not in a JSON body (like multipart image edits) counts it itself.
-  app.post<{ Querystring: { model: string } }>('/v1/__probe/upload', { config: { auth: true } }, async (request) => {
+  app.post<{ Querystring: { model: string } }>('/v1/__probe/upload', { auth: true }, async (request) => {
     await limitModel(request, request.query.model);
     return { ok: true };
   });
 
   // Reserves and settles credit the way a real route does, after the limit hooks.
-  app.post('/v1/__probe/charge', { config: { auth: true } }, async (request) => {
+  app.post('/v1/__probe/charge', { auth: true }, async (request) => {
     const hold = await services.credit.reserve(principalOf(request), 100);
     await services.credit.settle(hold, 100);
     return { ok: true };

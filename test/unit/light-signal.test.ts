@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LightSignal } from '../../src/http/departure.js';
 
-describe('LightSignal (the front door\'s departure signal)', () => {
+describe('LightSignal (the chat path\'s departure signal)', () => {
   it('runs each listener once, in order, on the first abort only', () => {
     const s = new LightSignal();
     const seen: string[] = [];

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteStep } from '../../pipeline/request.js';
+import type { Reply, GatewayRequest } from '../../pipeline/request.js';
 import type { AdminAccess, AdminActor } from '../../admin/tokens.js';
 import { adminErrors } from '../../admin/errors.js';
 import { requestClient, type RequestClient, type TrustedProxies } from '../../http/forwarded.js';
@@ -11,18 +12,6 @@ import { requestClient, type RequestClient, type TrustedProxies } from '../../ht
 
 export const SESSION_COOKIE = 'mediagate_admin';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    adminActor: AdminActor | null;
-    /** Who sent the request, behind a trusted proxy too (server.trusted_proxies). */
-    adminClient: RequestClient;
-  }
-  interface FastifyContextConfig {
-    /** Reachable without an admin token (the console's login). */
-    adminPublic?: boolean;
-  }
-}
 
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
@@ -45,10 +34,10 @@ export function sessionCookie(client: RequestClient, value: string, maxAgeS: num
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure}`;
 }
 
-export function registerAdminAuth(app: FastifyInstance, access: AdminAccess): void {
-  app.decorateRequest('adminActor', null);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.routeOptions.config?.adminPublic) return;
+/** The admin routes' check of who calls: an admin token, or a console session (with its CSRF token on a change). */
+export function adminAuth(access: AdminAccess): RouteStep {
+  return async (request: GatewayRequest) => {
+    if (request.route?.options.adminPublic) return;
     const auth = request.headers.authorization;
     if (auth !== undefined) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
@@ -65,10 +54,10 @@ export function registerAdminAuth(app: FastifyInstance, access: AdminAccess): vo
       if (typeof sent !== 'string' || !session.csrf || !sameSecret(sent, session.csrf)) throw adminErrors.csrf();
     }
     request.adminActor = session;
-  });
+  };
 }
 
-export function actorOf(request: FastifyRequest): AdminActor {
+export function actorOf(request: GatewayRequest): AdminActor {
   if (!request.adminActor) throw adminErrors.unauthorized();
   return request.adminActor;
 }
@@ -92,11 +81,10 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-/** The first hook of the admin routes: their headers, and the client each request came from. */
-export function registerAdminRequest(app: FastifyInstance, trusted: TrustedProxies): void {
-  app.decorateRequest('adminClient', null as unknown as RequestClient);
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+/** The first step of the admin routes: their headers, and the client each request came from. */
+export function adminRequest(trusted: TrustedProxies): RouteStep {
+  return (request: GatewayRequest, reply: Reply) => {
     for (const k in SECURITY_HEADERS) reply.header(k, SECURITY_HEADERS[k]);
     request.adminClient = requestClient(request.raw, trusted);
-  });
+  };
 }

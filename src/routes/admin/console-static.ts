@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import { adminErrors } from '../../admin/errors.js';
 
 // The web console: files Vite built into dist/console-web at `npm run build`, served as they are.
@@ -18,15 +18,15 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 
-export function registerConsoleRoutes(app: FastifyInstance, dir = CONSOLE_DIR): void {
+export function registerConsoleRoutes(app: Routes, dir = CONSOLE_DIR): void {
   const root = resolve(dir);
   const index = join(root, 'index.html');
 
-  const sendIndex = async (_request: unknown, reply: import('fastify').FastifyReply) => {
+  const sendIndex = async (_request: unknown, reply: import('../../pipeline/request.js').Reply) => {
     if (!existsSync(index)) throw adminErrors.unavailable('The console is not built: run `npm run build` (or `npm start`, which builds it).');
     return reply.header('content-type', TYPES['.html']).header('cache-control', 'no-store').send(createReadStream(index));
   };
-  const hide = { schema: { hide: true }, config: { adminPublic: true } };
+  const hide = { schema: { hide: true }, adminPublic: true };
   app.get('/console', hide, sendIndex);
   app.get('/console/', hide, sendIndex);
   app.get<{ Params: { '*': string } }>('/console/*', hide, async (request, reply) => {

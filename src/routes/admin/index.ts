@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import type { Services } from '../../services.js';
 import type { Admin } from '../../admin/index.js';
-import { registerAdminAuth, registerAdminRequest } from './auth.js';
+import { adminAuth, adminRequest } from './auth.js';
 import { trustedProxies } from '../../http/forwarded.js';
 import { registerSessionRoutes } from './session.js';
 import { registerKeyRoutes } from './keys.js';
@@ -17,16 +17,13 @@ export interface AdminRouteOptions {
   consoleDir?: string;
 }
 
-/** /admin/api/* and /console, in their own plugin so the admin auth hook guards only them. */
-export function registerAdminRoutes(app: FastifyInstance, services: Services, admin: Admin, opts: AdminRouteOptions = {}): void {
-  app.register(async (scope) => {
-    registerAdminRequest(scope, trustedProxies(services.config.server.trusted_proxies));
-    registerAdminAuth(scope, admin.access);
-    registerSessionRoutes(scope, admin, services.config);
-    registerKeyRoutes(scope, admin);
-    registerReportRoutes(scope, admin);
-    registerTaskRoutes(scope, admin);
-    registerSystemRoutes(scope, admin, services.config, opts.reload);
-    registerConsoleRoutes(scope, opts.consoleDir);
-  });
+/** /admin/api/* and /console, in their own scope so the admin steps guard only them. */
+export function registerAdminRoutes(app: Routes, services: Services, admin: Admin, opts: AdminRouteOptions = {}): void {
+  const scope = app.scope({ onRequest: [adminRequest(trustedProxies(services.config.server.trusted_proxies)), adminAuth(admin.access)] });
+  registerSessionRoutes(scope, admin, services.config);
+  registerKeyRoutes(scope, admin);
+  registerReportRoutes(scope, admin);
+  registerTaskRoutes(scope, admin);
+  registerSystemRoutes(scope, admin, services.config, opts.reload);
+  registerConsoleRoutes(scope, opts.consoleDir);
 }

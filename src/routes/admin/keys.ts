@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import { Type } from '@sinclair/typebox';
 import type { Admin } from '../../admin/index.js';
 import { int, str } from '../../admin/query.js';
@@ -16,7 +16,7 @@ const KeyFields = {
   expires_at: Nullable(Type.String({ maxLength: 40, description: 'ISO-8601' })),
 };
 
-export function registerKeyRoutes(app: FastifyInstance, admin: Admin): void {
+export function registerKeyRoutes(app: Routes, admin: Admin): void {
   app.get('/admin/api/keys', { schema: { tags, summary: 'Application keys, oldest first (q: part of a name, or an id)' } }, async (request) => {
     const q = request.query as Record<string, unknown>;
     return admin.keys.list({ limit: int(q, 'limit', 1, 1000, 100), cursor: str(q, 'cursor', 512), q: str(q, 'q', 100) });

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import type { Admin } from '../../admin/index.js';
 import { groupOf } from '../../admin/usage.js';
 import { int, oneOf, str, type Query } from '../../admin/query.js';
 import { overview, RANGES, type Range } from '../../admin/overview.js';
 import { adminErrors } from '../../admin/errors.js';
 
-export function registerReportRoutes(app: FastifyInstance, admin: Admin): void {
+export function registerReportRoutes(app: Routes, admin: Admin): void {
   app.get(
     '/admin/api/usage',
     {

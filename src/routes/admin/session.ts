@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import { Type } from '@sinclair/typebox';
 import type { Admin } from '../../admin/index.js';
 import type { Config } from '../../config/schema.js';
@@ -9,13 +9,13 @@ import { actorName, actorOf, sessionCookie } from './auth.js';
 const tags = ['admin: session'];
 
 /** The console's login: an admin token exchanged for a session cookie and a CSRF token. */
-export function registerSessionRoutes(app: FastifyInstance, admin: Admin, config: Config): void {
+export function registerSessionRoutes(app: Routes, admin: Admin, config: Config): void {
   const limiter = new LoginLimiter(config.admin.login_per_minute);
 
   app.post<{ Body: { token: string } }>(
     '/admin/api/session',
     {
-      config: { adminPublic: true },
+      adminPublic: true,
       schema: { tags, summary: 'Log in: exchange an admin token for a session cookie', body: Type.Object({ token: Type.String({ maxLength: 200 }) }, { additionalProperties: false }) },
     },
     async (request, reply) => {

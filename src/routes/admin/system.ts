@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import { Type } from '@sinclair/typebox';
 import type { Admin } from '../../admin/index.js';
 import type { Config } from '../../config/schema.js';
@@ -12,7 +12,7 @@ export interface ReloadResult {
 }
 
 /** Channels, the effective configuration and reloads. */
-export function registerSystemRoutes(app: FastifyInstance, admin: Admin, config: Config, reload?: () => Promise<ReloadResult>): void {
+export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, reload?: () => Promise<ReloadResult>): void {
   app.get('/admin/api/channels', { schema: { tags: ['admin: channels'], summary: 'Channels: models, breaker state, requests, error rate and p50/p99 latency over 5 and 60 minutes' } }, async () => ({
     data: admin.channels.list(),
   }));

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { Routes } from '../../pipeline/gateway.js';
 import { Type } from '@sinclair/typebox';
 import type { Admin } from '../../admin/index.js';
 import type { Query } from '../../admin/query.js';
@@ -7,7 +7,7 @@ import { replyWithVideo } from '../video-lifecycle.js';
 const tags = ['admin: tasks'];
 const Id = Type.Object({ id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' }) });
 
-export function registerTaskRoutes(app: FastifyInstance, admin: Admin): void {
+export function registerTaskRoutes(app: Routes, admin: Admin): void {
   app.get('/admin/api/tasks', { schema: { tags, summary: 'Video tasks of every key, newest first (status, model, key, provider, from, to, limit, cursor)' } }, async (request) =>
     admin.tasks.list(request.query as Query),
   );

@@ -1,23 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyBaseLogger } from 'fastify';
-import { FrontReply, FrontRequest } from '../../src/front-door.js';
+import type { Logger } from 'pino';
+import { GatewayRequest, Reply } from '../../src/pipeline/request.js';
 
-// The front door's reply: send() marks the answer sent at once and writes it with every other
+// The pipeline's reply: send() marks the answer sent at once and writes it with every other
 // answer sent in the same turn of the event loop, in its check phase; an answer Node cannot write
 // (a header value it refuses) ends its connection instead of throwing out of the loop.
 
-const log = {} as FastifyBaseLogger;
+const log = {} as Logger;
 
-describe('FrontReply', () => {
+describe('Reply', () => {
   let server: Server;
   let port: number;
   const seen: { sentAtOnce: boolean; headersSentAtOnce: boolean }[] = [];
 
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const reply = new FrontReply(res, new FrontRequest(req, 'GET', req.url ?? '', log));
+      const reply = new Reply(res, new GatewayRequest(req, null, req.url ?? '', '', log, performance.now()));
       if (req.url === '/bad') {
         reply.header('x-bad', 'a\nb').send('never');
         return;

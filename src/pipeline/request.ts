@@ -1,0 +1,308 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Principal } from '../auth/principal.js';
+import type { RequestClient } from '../http/forwarded.js';
+import { departedSignal, lightDepartedSignal, type DepartureSignal } from '../http/departure.js';
+import { bodyLeftUnread } from '../http/connection-guards.js';
+import type { AdminActor } from '../admin/tokens.js';
+import type { LimitContext } from '../limits/hook.js';
+import { formParts, type FormPart, type MultipartLimits } from './multipart.js';
+import type { SchemaError } from '../http/validation-message.js';
+
+/** What a route declares of its request's types (all optional; defaults below). */
+export interface RouteTypes {
+  Params?: unknown;
+  Querystring?: unknown;
+  Body?: unknown;
+}
+
+type Or<T, D> = unknown extends T ? D : T;
+
+/** A request as a route's handler sees it: its params, query and body of the types the route declared. */
+export type TypedRequest<G extends RouteTypes> = GatewayRequest & {
+  params: Or<G['Params'], Record<string, string>>;
+  readonly query: Or<G['Querystring'], Record<string, unknown>>;
+  body: Or<G['Body'], unknown>;
+};
+
+// A route as registered: method, path, schemas and what the pipeline's steps read of it.
+
+export type Handler<G extends RouteTypes = RouteTypes> = (request: TypedRequest<G>, reply: Reply) => unknown;
+/** A route's own step, run after the key and its limits, before the body is read. */
+export type RouteStep = (request: GatewayRequest, reply: Reply) => void | Promise<void>;
+
+export interface RouteSchema {
+  body?: object;
+  params?: object;
+  querystring?: object;
+  /** By status (`200`, …): documents the answer and serializes it (fields not in it are left out). */
+  response?: Record<number, object>;
+  /** OpenAPI only. */
+  tags?: string[];
+  summary?: string;
+  /** Left out of /openapi.json. */
+  hide?: boolean;
+}
+
+export interface RouteOptions {
+  schema?: RouteSchema;
+  /** The route needs a valid application key. */
+  auth?: boolean;
+  /**
+   * The route is billable: its ledger endpoint name (as its metered call writes it). Every
+   * authenticated request to it gets one ledger row, the ones refused before the hold included.
+   */
+  billable?: string;
+  /** Admin routes reachable without an admin token (the console's login and files). */
+  adminPublic?: boolean;
+  /** The route reads a multipart/form-data body itself (request.parts()), with these limits. */
+  multipart?: MultipartLimits;
+  /** A body limit below the server's. */
+  bodyLimit?: number;
+  /** Route steps, run in order after the key's limits (before the body is read). */
+  onRequest?: RouteStep | RouteStep[];
+  /** find-my-way constraints (a strategy registered with Gateway.addConstraintStrategy). */
+  constraints?: Record<string, string>;
+}
+
+export type Validate = ((data: unknown) => boolean) & { errors?: SchemaError[] | null };
+export type Serialize = (value: unknown) => string;
+
+export interface Route {
+  readonly method: string;
+  /** The pattern (`/v1/video/generations/:task_id`): the metrics label and the ledger endpoint of an unbilled route. */
+  readonly url: string;
+  readonly options: RouteOptions;
+  readonly handler: Handler;
+  readonly steps: RouteStep[];
+  readonly multipart: MultipartLimits | null;
+  validateParams: Validate | null;
+  validateQuery: Validate | null;
+  validateBody: Validate | null;
+  readonly serializers: Map<number, Serialize>;
+}
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+let requestCount = 0;
+
+/**
+ * One request as every step and handler sees it. Made once per request; what most requests never
+ * read (the query, the child logger, the departure signal) is made on first ask.
+ */
+export class GatewayRequest {
+  body: unknown = undefined;
+  params: Record<string, string> = NO_PARAMS;
+  principal: Principal | null = null;
+  /** The model whose rpm this request already counted against (counted once per request). */
+  rateLimitedModel: string | null = null;
+  /** A usage row for this request was written (or its route has taken charge of writing it). */
+  usageRecorded = false;
+  /** The model a body that is not JSON named (a multipart `model` field, a Gemini path), for the refusal row. */
+  usageModel = '';
+  /** The request got as far as its route's handler. */
+  reachedRoute = false;
+  /** Admin routes: who is calling (an admin token or a console session). */
+  adminActor: AdminActor | null = null;
+  /** Admin routes: the client, behind a trusted proxy too (server.trusted_proxies). */
+  adminClient: RequestClient = { address: '', https: false };
+  /** The rate limits, for a route that counts a model itself (limitModel in steps.ts). */
+  limits: LimitContext | null = null;
+  /** performance.now() when the request reached the pipeline. */
+  readonly started: number;
+  private parsedQuery: Record<string, unknown> | null = null;
+  private childLog: Logger | null = null;
+
+  constructor(
+    readonly raw: IncomingMessage,
+    /** The route that took it (null for an unrouted request: 404, 405, a bad path). */
+    readonly route: Route | null,
+    /** The path and query as sent. */
+    readonly url: string,
+    /** The query string after `?`, '' when none. */
+    private readonly search: string,
+    private readonly baseLog: Logger,
+    started: number,
+  ) {
+    this.started = started;
+  }
+
+  get method(): string {
+    return this.raw.method ?? 'GET';
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.raw.headers;
+  }
+
+  /** The query string's fields (a repeated name as an array). */
+  get query(): Record<string, unknown> {
+    return (this.parsedQuery ??= this.search ? { ...parseQuery(this.search) } : {});
+  }
+
+  /** As seen on this connection: TLS or not (a proxy's X-Forwarded-Proto is read by http/forwarded.ts). */
+  get protocol(): 'http' | 'https' {
+    return (this.raw.socket as { encrypted?: boolean } | null)?.encrypted ? 'https' : 'http';
+  }
+
+  get host(): string {
+    return this.raw.headers.host ?? '';
+  }
+
+  /**
+   * Aborted when the client goes away before its answer was complete (an AbortSignal, for code that
+   * hands it to fetch or AbortSignal.any). Watched from the request's first moment.
+   */
+  get departed(): AbortSignal {
+    return departedSignal(this);
+  }
+
+  /** The same departure as a light signal, for code that takes any DepartureSignal (the chat path). */
+  get departure(): DepartureSignal {
+    return lightDepartedSignal(this);
+  }
+
+  /** A child logger with a request id, made only when something is logged. */
+  get log(): Logger {
+    return (this.childLog ??= this.baseLog.child({ reqId: `req-${++requestCount}` }));
+  }
+
+  /** Whether the body is a multipart form (read it with parts()). */
+  isMultipart(): boolean {
+    return /^multipart\/form-data/i.test(this.raw.headers['content-type'] ?? '');
+  }
+
+  /** The parts of a multipart form, one at a time (a file's stream must be read before the next part). */
+  parts(): AsyncIterable<FormPart> {
+    return formParts(this.raw, this.route?.multipart ?? {});
+  }
+}
+
+/**
+ * Answers sent during one turn of the event loop, written together in its check phase. Written as
+ * each was sent, every answer made the loop go back to epoll for the next few requests; written
+ * in one batch, the clients' next requests come in together too and each turn of the loop serves
+ * more of them. An answer goes out microseconds later, in the order it was sent; `sent` is set at once.
+ */
+let unwritten: Reply[] = [];
+
+function writeUnwritten(): void {
+  const batch = unwritten;
+  unwritten = [];
+  for (const reply of batch) reply.write();
+}
+
+const isStream = (v: unknown): v is Readable => v !== null && typeof v === 'object' && typeof (v as Readable).pipe === 'function';
+
+/** The answer of one request: status, headers, and its body sent once. */
+export class Reply {
+  statusCode = 200;
+  sent = false;
+  /** The handler writes the response itself (a stream) through `raw`. */
+  hijacked = false;
+  /** Names (lower case) and values, in turn: written with writeHead's flat-array form, no object built per request. */
+  private readonly fields: string[] = [];
+  private payload: string | Buffer = '';
+
+  constructor(
+    readonly raw: ServerResponse,
+    private readonly request: GatewayRequest,
+  ) {}
+
+  header(name: string, value: string | number): this {
+    const key = name.toLowerCase();
+    const v = String(value);
+    const f = this.fields;
+    for (let i = 0; i < f.length; i += 2) {
+      if (f[i] === key) {
+        f[i + 1] = v;
+        return this;
+      }
+    }
+    f.push(key, v);
+    return this;
+  }
+
+  headers(values: Record<string, string | number>): this {
+    for (const k in values) this.header(k, values[k]);
+    return this;
+  }
+
+  getHeader(name: string): string | undefined {
+    const key = name.toLowerCase();
+    const f = this.fields;
+    for (let i = 0; i < f.length; i += 2) if (f[i] === key) return f[i + 1];
+    return undefined;
+  }
+
+  getHeaders(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    const f = this.fields;
+    for (let i = 0; i < f.length; i += 2) headers[f[i]] = f[i + 1];
+    return headers;
+  }
+
+  code(status: number): this {
+    this.statusCode = status;
+    return this;
+  }
+
+  hijack(): this {
+    this.hijacked = true;
+    return this;
+  }
+
+  /**
+   * Sends the answer: a string or Buffer as it is, a readable stream piped, anything else as JSON
+   * (by the route's response serializer for this status when it has one). Once only.
+   */
+  send(payload?: unknown): this {
+    if (this.sent || this.hijacked) return this;
+    this.sent = true;
+    // Answered before the body was read (a refused key, say): the connection ends with the answer.
+    if (bodyLeftUnread(this.request.raw)) this.header('connection', 'close');
+    if (isStream(payload)) return this.pipe(payload);
+    let body: string | Buffer;
+    if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+      body = payload;
+      if (this.getHeader('content-type') === undefined) this.fields.push('content-type', typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream');
+    } else {
+      const serialize = this.request.route?.serializers.get(this.statusCode);
+      body = payload === undefined ? '' : serialize ? serialize(payload) : JSON.stringify(payload);
+      if (this.getHeader('content-type') === undefined) this.fields.push('content-type', 'application/json; charset=utf-8');
+    }
+    this.header('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+    this.payload = body;
+    if (unwritten.push(this) === 1) setImmediate(writeUnwritten);
+    return this;
+  }
+
+  /** Writes what send() was given (from writeUnwritten). */
+  write(): void {
+    const payload = this.payload;
+    this.payload = '';
+    try {
+      this.raw.writeHead(this.statusCode, this.fields);
+      this.raw.end(payload);
+    } catch {
+      // A header Node refuses: the answer cannot go out, the connection ends.
+      this.raw.destroy();
+    }
+  }
+
+  private pipe(stream: Readable): this {
+    const res = this.raw;
+    try {
+      res.writeHead(this.statusCode, this.fields);
+    } catch {
+      stream.destroy();
+      res.destroy();
+      return this;
+    }
+    stream.on('error', () => res.destroy());
+    res.on('close', () => stream.destroy());
+    stream.pipe(res);
+    return this;
+  }
+}
