@@ -424,7 +424,7 @@ async function serve(config: Config, source: string): Promise<void> {
   // The cluster starts after the apps; an admin reload before then finds none and is refused.
   let cluster: Awaited<ReturnType<typeof startCluster>> | null = null;
   const adminOptions = {
-    reload: async () => ({ ok: cluster ? await cluster.reloadAndTell('admin API') : false }),
+    reload: async () => (cluster ? await cluster.reloadAndTell('admin API') : { ok: false, error: 'the instance is still starting' }),
     // Other instances drop their cached keys at once (without Redis: within their 2 s cache).
     keysChanged: async () => {
       if (config.redis.url) await publishOnce({ url: config.redis.url, key_prefix: config.redis.key_prefix }, 'keys').catch(() => undefined);
