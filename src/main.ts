@@ -43,6 +43,8 @@ Usage:
   mediagate admin revoke ID|NAME
   mediagate usage [--key ID] [--since ISO-8601] [--json]   totals per key and model from the usage ledger
   mediagate reload                           every instance re-reads its config file (needs redis.url; else kill -HUP <pid>)
+  mediagate providers list [--json]          every provider type, built-in or loaded from providers.dir, with its capabilities and models
+  mediagate providers check FILE [--json]    validate a provider manifest and print the requests it would send (calls nothing)
   mediagate migrate
   mediagate --version
 `;
@@ -519,6 +521,7 @@ export async function main(argv: string[]): Promise<number> {
       out(`mediagate ${packageVersion()}`);
       return 0;
     }
+    if (cmd === 'providers') return await (await import('./cli-providers.js')).providersCommand(rest);
     if (cmd === 'simulate') {
       await simulate(rest);
       return -1;

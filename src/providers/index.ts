@@ -4,6 +4,7 @@ import type { ChatEndpoint } from './chat-types.js';
 import type { ImagesAdapter } from './image-types.js';
 import type { Capability, Provider } from './provider.js';
 import type { VideoAdapter } from './video-types.js';
+import type { Manifest } from './kit/manifest.js';
 import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
 import { gemini } from './gemini/index.js';
@@ -28,6 +29,7 @@ export interface LoadedProvider {
   provider: Provider;
   /** The manifest file it came from (absolute path). */
   file: string;
+  manifest: Manifest;
 }
 
 /**

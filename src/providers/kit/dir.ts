@@ -35,7 +35,7 @@ export function loadProviderDir(dir: string, inForce: ProviderSet, isBuiltIn: (t
       if (isBuiltIn(m.type)) throw new Error(`${file}: type: "${m.type}" is a built-in provider type; give the manifest another type name`);
       const other = loaded.get(m.type);
       if (other) throw new Error(`${file}: type: "${m.type}" is already declared by ${other.file}`);
-      loaded.set(m.type, { provider: kitProvider(m), file });
+      loaded.set(m.type, { provider: kitProvider(m), file, manifest: m });
     } catch (err) {
       broken.push({ file, error: (err as Error).message });
     }
