@@ -13,6 +13,7 @@ import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { vidu } from './vidu/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -20,7 +21,7 @@ import { simulator } from './simulator/index.js';
  * its folder and one line. Beside them, the providers an operator loads from manifests in the
  * config's `providers.dir` (installProviders); providerFor and providerTypes see both.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, vidu, simulator];
 
 const BUILT_IN = new Map(PROVIDERS.map((p) => [p.type, p]));
 

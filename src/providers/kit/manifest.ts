@@ -107,6 +107,8 @@ export interface StatusSpec {
   map?: Record<string, StateEntry['state'] | StateEntry>;
   /** A long-running operation (no status word): `done` and `error` paths, error codes to states and names. */
   operation?: { done: string; error: string; states?: Record<string, StateEntry['state']>; codes?: Record<string, string> };
+  /** A failed task whose code (at `path`) names another end, e.g. the account cancelled it. */
+  by_code?: { path: string; map: Record<string, StateEntry['state']> };
 }
 
 export interface TextSpec {

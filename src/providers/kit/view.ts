@@ -87,6 +87,9 @@ export function viewTask(m: Manifest, task: Record<string, unknown>, now = Date.
     const entry = Object.hasOwn(spec.status.map ?? {}, rawStatus) ? spec.status.map![rawStatus] : undefined;
     state = typeof entry === 'string' ? entry : (entry?.state ?? 'unknown');
     if (typeof entry === 'object') [code, message] = [entry.code, entry.message];
+    const by = spec.status.by_code;
+    const refined = state === 'failed' && by ? by.map[text(at(task, by.path))] : undefined;
+    if (refined) state = refined;
   }
   const updatedAtS = updatedAt(task, spec.updated_at);
   let result = state === 'succeeded' ? resultOf(task, spec.result, updatedAtS, now) : null;
