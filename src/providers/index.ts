@@ -10,6 +10,7 @@ import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
+import { byteplus } from './byteplus/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -18,7 +19,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 
