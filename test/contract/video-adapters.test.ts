@@ -7,6 +7,7 @@ import { KLING_DEFAULT_MODELS } from '../../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
+import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -112,6 +113,18 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[fail]', reason: /^InternalServiceFailure: / },
       { marker: '[moderation]', reason: /^content_filtered_CreationPolicyViolation: / },
       { marker: '[cancel]', reason: /^UserCancelled: / },
+    ],
+  },
+  {
+    // Ark's wire format at BytePlus: the simulator's Ark part plays its model ids.
+    type: 'byteplus',
+    models: BYTEPLUS_DEFAULT_MODELS,
+    channel: { api_key: 'byteplus-contract-secret-0006' },
+    routes: { create: 'ark.video.create', get: 'ark.video.get' },
+    failures: [
+      { marker: '[fail]', reason: /^OutputVideoSensitiveContentDetected: / },
+      { marker: '[cancel]', reason: /^cancelled: / },
+      { marker: '[expire]', reason: /^expired: / },
     ],
   },
 ];
