@@ -30,7 +30,7 @@ export interface RequestScope {
   item?: unknown;
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url']);
 
@@ -81,6 +81,10 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return String(v).toLowerCase();
     case 'string':
       return url ?? String(v);
+    case 'number': {
+      const n = Number(v);
+      return url === undefined && Number.isFinite(n) ? n : undefined;
+    }
     case 'map':
       return s.maps[args[0]]?.[String(v)];
     case 'replace':
