@@ -11,6 +11,7 @@ import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
+import { jimeng } from './jimeng/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -19,7 +20,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, jimeng, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 

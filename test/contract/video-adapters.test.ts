@@ -7,6 +7,8 @@ import { KLING_DEFAULT_MODELS } from '../../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
+import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
+import { JIMENG_SIMULATOR_ACCOUNT } from '../../src/providers/jimeng/wire.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -113,6 +115,19 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[cancel]', reason: /^cancelled: / },
       { marker: '[expire]', reason: /^expired: / },
     ],
+  },
+  {
+    // Every request signed the Volcengine way, by the one account the simulator part knows.
+    type: 'jimeng',
+    models: JIMENG_DEFAULT_MODELS,
+    channel: { api_key: JIMENG_SIMULATOR_ACCOUNT.apiKey, api_secret: JIMENG_SIMULATOR_ACCOUNT.apiSecret },
+    routes: { create: 'jimeng.video.action', get: 'jimeng.video.action' },
+    failures: [
+      { marker: '[fail]', reason: /^50500: Internal Error/ },
+      { marker: '[moderation]', reason: /^content_filtered_50511: Post Img Risk Not Pass/ },
+      { marker: '[expire]', reason: /^expired: / },
+    ],
+    inlineImages: true,
   },
 ];
 
