@@ -12,6 +12,7 @@ import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
 import { jimeng } from './jimeng/index.js';
+import { fal } from './fal/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -20,7 +21,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, jimeng, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, jimeng, fal, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 

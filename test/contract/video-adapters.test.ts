@@ -8,6 +8,7 @@ import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
 import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
+import { FAL_DEFAULT_MODELS } from '../../src/providers/fal/models.js';
 import { JIMENG_SIMULATOR_ACCOUNT } from '../../src/providers/jimeng/wire.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
@@ -128,6 +129,18 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[expire]', reason: /^expired: / },
     ],
     inlineImages: true,
+  },
+  {
+    // fal's queue: status, then the result as a second read; a failed result read is the request's failure.
+    type: 'fal',
+    models: FAL_DEFAULT_MODELS,
+    channel: { api_key: 'fal-contract-secret-0008' },
+    routes: { create: 'fal.video.create', get: 'fal.video.status' },
+    failures: [
+      { marker: '[fail]', reason: /^generation_error: Video generation failed/ },
+      { marker: '[moderation]', reason: /^content_filtered: The content could not be processed/ },
+      { marker: '[cancel]', reason: /^client_cancelled: Request was cancelled/ },
+    ],
   },
 ];
 
