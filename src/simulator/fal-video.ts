@@ -1,5 +1,5 @@
 import { readJson, sendJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, openId, outcomeOf, partState, phaseAt, sealId, sendSampleVideo, taskMap, uuid, videoSecret, type SimOutcome } from './video-common.js';
+import { openId, outcomeOf, partState, phaseAt, sealId, sendSampleVideo, taskMap, uuid, videoSecret, type SimOutcome } from './video-common.js';
 
 // The simulator's fal part, in the wire format of fal's queue (queue.fal.run):
 //   POST /{endpoint id}                        (fal-ai/<app>/…) → {request_id, response_url, status_url, cancel_url, queue_position}
@@ -126,7 +126,7 @@ export function falVideoRoutes(): SimRoute[] {
     { name: 'fal.video.status', method: 'GET', pattern: new RegExp(`${REQ}\\/status$`), auth: true, authenticate, errorBody, handle: status },
     { name: 'fal.video.result', method: 'GET', pattern: new RegExp(`${REQ}$`), auth: true, authenticate, errorBody, handle: result },
     { name: 'fal.video.cancel', method: 'PUT', pattern: new RegExp(`${REQ}\\/cancel$`), auth: true, authenticate, errorBody, handle: cancel },
-    { name: 'fal.video.create', method: 'POST', pattern: /^\/fal-ai\/([A-Za-z0-9_.\/-]+)$/, auth: true, authenticate, errorBody, handle: create },
+    { name: 'fal.video.create', method: 'POST', pattern: /^\/fal-ai\/([A-Za-z0-9_./-]+)$/, auth: true, authenticate, errorBody, handle: create },
     { name: 'fal.video.file', method: 'GET', pattern: FILE, auth: false, handle: serveFile },
     { name: 'fal.video.file', method: 'HEAD', pattern: FILE, auth: false, handle: serveFile },
   ];
