@@ -13,6 +13,7 @@ import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
 import { jimeng } from './jimeng/index.js';
 import { fal } from './fal/index.js';
+import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 
@@ -21,7 +22,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, jimeng, fal, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, byteplus, jimeng, fal, replicate, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 

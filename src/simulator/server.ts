@@ -10,6 +10,7 @@ import { wanVideoRoutes } from './wan-video.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
 import { jimengVideoRoutes } from './jimeng-video.js';
 import { falVideoRoutes } from './fal-video.js';
+import { replicateVideoRoutes } from './replicate-video.js';
 import { imageRoutes } from './images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
@@ -72,7 +73,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...jimengVideoRoutes(), ...falVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...jimengVideoRoutes(), ...falVideoRoutes(), ...replicateVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(

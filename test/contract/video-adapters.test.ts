@@ -9,6 +9,7 @@ import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
 import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
 import { FAL_DEFAULT_MODELS } from '../../src/providers/fal/models.js';
+import { REPLICATE_DEFAULT_MODELS } from '../../src/providers/replicate/models.js';
 import { JIMENG_SIMULATOR_ACCOUNT } from '../../src/providers/jimeng/wire.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
@@ -140,6 +141,18 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[fail]', reason: /^generation_error: Video generation failed/ },
       { marker: '[moderation]', reason: /^content_filtered: The content could not be processed/ },
       { marker: '[cancel]', reason: /^client_cancelled: Request was cancelled/ },
+    ],
+  },
+  {
+    type: 'replicate',
+    models: REPLICATE_DEFAULT_MODELS,
+    channel: { api_key: 'r8_replicate-contract-secret-0009' },
+    routes: { create: 'replicate.video.create', get: 'replicate.video.get' },
+    failures: [
+      { marker: '[fail]', reason: /^failed: Prediction failed/ },
+      { marker: '[moderation]', reason: /^failed: The input or output was flagged as sensitive.*\(E005\)$/ },
+      { marker: '[cancel]', reason: /^canceled: / },
+      { marker: '[expire]', reason: /^aborted: / },
     ],
   },
 ];
