@@ -41,7 +41,7 @@ export class FileValue {
   ) {}
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url', 'file']);
 
@@ -93,6 +93,10 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return String(v).toLowerCase();
     case 'string':
       return url ?? String(v);
+    case 'number': {
+      const n = Number(v);
+      return url === undefined && Number.isFinite(n) ? n : undefined;
+    }
     case 'map':
       return s.maps[args[0]]?.[String(v)];
     case 'replace':
