@@ -24,10 +24,10 @@ interface ProviderLine {
   models: string[];
 }
 
-function listProviders(json: boolean): number {
+export function listProviders(json: boolean, file?: string): number {
   let config;
   try {
-    config = loadConfig().config;
+    config = loadConfig(process.env, file ?? process.env.MEDIAGATE_CONFIG).config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     complain(`invalid configuration: ${err.message}`);
@@ -119,7 +119,7 @@ async function dryRun(m: Manifest, channel: ChannelConfig, model: string, r: Kit
   return { method: r.method, url, headers, ...(r.body !== undefined ? { body: r.body } : {}) };
 }
 
-async function checkManifest(file: string, json: boolean): Promise<number> {
+export async function checkManifest(file: string, json: boolean): Promise<number> {
   let m: Manifest;
   try {
     m = loadManifest(file);

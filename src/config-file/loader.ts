@@ -101,6 +101,45 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: Env): void {
   if (env.DATABASE_URL) section('database').url = env.DATABASE_URL;
   if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
   if (env.LOG_LEVEL) section('log').level = env.LOG_LEVEL;
+  // The two settings a newcomer reaches for first: the console, and webhooks to a local receiver.
+  const flag = (name: string): boolean | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    if (/^(true|1|yes|on)$/i.test(v)) return true;
+    if (/^(false|0|no|off)$/i.test(v)) return false;
+    throw new ConfigError(`config: ${name}: must be true or false, got "${v}"`);
+  };
+  const admin = flag('MEDIAGATE_ADMIN_ENABLED');
+  if (admin !== undefined) section('admin').enabled = admin;
+  const insecure = flag('MEDIAGATE_WEBHOOKS_ALLOW_INSECURE');
+  if (insecure !== undefined) section('webhooks').allow_insecure = insecure;
+}
+
+/**
+ * `extends: embedded`: the file's fields laid over the embedded default. Mappings merge field by
+ * field; `channels` are added to the default's (a channel of the same name replaces the default's);
+ * any other list, and every plain value, replaces the default's.
+ */
+function overEmbedded(file: Record<string, unknown>, env: Env, path: string): Record<string, unknown> {
+  const base = file.extends;
+  delete file.extends;
+  if (base !== 'embedded') throw new ConfigError(`${path}: extends: must be "embedded" (the embedded default is the only base), got ${JSON.stringify(base)}`);
+  const merged = merge(embeddedDefault(env), file) as Record<string, unknown>;
+  if (Array.isArray(file.channels)) {
+    const own = file.channels as Array<{ name?: unknown }>;
+    const names = new Set(own.map((c) => c?.name));
+    const inherited = (embeddedDefault(env).channels as Array<{ name?: unknown }>).filter((c) => !names.has(c.name));
+    merged.channels = [...inherited, ...own];
+  }
+  return merged;
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  const isMap = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  if (!isMap(base) || !isMap(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
+  return out;
 }
 
 /** Validates a parsed (and interpolated) config object, filling defaults. Throws ConfigError naming the field. */
@@ -207,10 +246,12 @@ export function loadConfig(env: Env = process.env, path = env.MEDIAGATE_CONFIG):
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path}: the file must hold a YAML mapping`);
     raw = interpolate(parsed, env, '', path) as Record<string, unknown>;
+    if ('extends' in raw) raw = overEmbedded(raw, env, path);
+    // After the merge: the embedded default's ./data is next to a file that extends it, too.
     anchorSqlitePath(raw, path);
     anchorStorageDir(raw, path);
     anchorProvidersDir(raw, path);
-    source = path;
+    source = 'extends' in (parsed as Record<string, unknown>) ? `${path} (extends the embedded default)` : path;
   } else {
     raw = embeddedDefault(env) as Record<string, unknown>;
     source = 'embedded default';

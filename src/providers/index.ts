@@ -11,8 +11,10 @@ import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
+import { byteplus } from './byteplus/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { vidu } from './vidu/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -20,7 +22,18 @@ import { simulator } from './simulator/index.js';
  * its folder and one line. Beside them, the providers an operator loads from manifests in the
  * config's `providers.dir` (installProviders); providerFor and providerTypes see both.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator];
+export const PROVIDERS: readonly Provider[] = [
+  openai,
+  anthropic,
+  ark,
+  gemini,
+  kling,
+  dashscope,
+  minimax,
+  vidu,
+  byteplus,
+  simulator,
+];
 
 const BUILT_IN = new Map(PROVIDERS.map((p) => [p.type, p]));
 
