@@ -22,6 +22,8 @@ interface ProviderLine {
   source: string;
   capabilities: { chat?: string[]; images?: boolean; videos?: VideoModeName[] };
   models: string[];
+  /** The simulator: it plays the other providers (chat, images, videos). */
+  plays?: boolean;
 }
 
 export function listProviders(json: boolean, file?: string): number {
