@@ -22,6 +22,8 @@ interface ProviderLine {
   source: string;
   capabilities: { chat?: string[]; images?: boolean; videos?: VideoModeName[] };
   models: string[];
+  /** The simulator: it plays the other providers (chat, images, videos). */
+  plays?: boolean;
 }
 
 export function listProviders(json: boolean, file?: string): number {
@@ -46,6 +48,7 @@ export function listProviders(json: boolean, file?: string): number {
         ...(p.videos ? { videos: modes } : {}),
       },
       models: models.map(([id]) => id),
+      ...(p.plays ? { plays: true } : {}),
     };
   });
   for (const [type, l] of set.loaded) {
@@ -56,7 +59,7 @@ export function listProviders(json: boolean, file?: string): number {
     return 0;
   }
   for (const l of lines) {
-    const caps = [l.capabilities.chat && `chat (${l.capabilities.chat.join(', ')})`, l.capabilities.images && 'images', l.capabilities.videos && `videos (${l.capabilities.videos.join(', ') || 'by model'})`].filter(Boolean).join('; ');
+    const caps = l.plays ? 'plays the other providers\' wire formats offline' : [l.capabilities.chat && `chat (${l.capabilities.chat.join(', ')})`, l.capabilities.images && 'images', l.capabilities.videos && `videos (${l.capabilities.videos.join(', ') || 'by model'})`].filter(Boolean).join('; ');
     say(`${l.type}  ${l.source}  ${caps}`);
     if (l.models.length) say(`  models: ${l.models.join(', ')}`);
   }
