@@ -8,6 +8,9 @@ import { veoVideoRoutes } from './veo-video.js';
 import { klingVideoRoutes } from './kling-video.js';
 import { wanVideoRoutes } from './wan-video.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
+import { xaiVideoRoutes } from './xai-video.js';
+import { zhipuVideoRoutes } from './zhipu-video.js';
+import { viduVideoRoutes } from './vidu-video.js';
 import { imageRoutes } from './images.js';
 import { klingImageRoutes } from './kling-images.js';
 import { minimaxImageRoutes } from './minimax-images.js';
@@ -75,14 +78,34 @@ function controlRoutes(): SimRoute[] {
   ];
 }
 
-/** The image parts of the second wave (Kling's goes before OpenAI's, whose path it shares). */
-function secondImageRoutes(): SimRoute[] {
-  return [...minimaxImageRoutes(), ...ideogramImageRoutes(), ...recraftImageRoutes(), ...stabilityImageRoutes(), ...falImageRoutes(), ...replicateImageRoutes()];
-}
-
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...klingImageRoutes(), ...imageRoutes(), ...secondImageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
+  return [
+    ...controlRoutes(),
+    ...catalogueRoutes(),
+    // Kling's image part goes before OpenAI's, whose path it shares.
+    ...klingImageRoutes(),
+    ...imageRoutes(),
+    ...minimaxImageRoutes(),
+    ...ideogramImageRoutes(),
+    ...recraftImageRoutes(),
+    ...stabilityImageRoutes(),
+    ...falImageRoutes(),
+    ...replicateImageRoutes(),
+    ...arkVideoRoutes(),
+    ...veoVideoRoutes(),
+    ...klingVideoRoutes(),
+    ...wanVideoRoutes(),
+    ...hailuoVideoRoutes(),
+    ...xaiVideoRoutes(),
+    ...zhipuVideoRoutes(),
+    ...viduVideoRoutes(),
+    ...openaiChatRoutes(),
+    ...openaiResponsesRoutes(),
+    ...anthropicMessagesRoutes(),
+    ...geminiChatRoutes(),
+    ...chatControlRoutes(),
+  ];
 }
 
 export async function startSimulator(
