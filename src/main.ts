@@ -493,7 +493,7 @@ async function serve(config: Config, source: string, reload: () => Config): Prom
   // The cluster starts after the apps; an admin reload before then finds none and is refused.
   let cluster: Awaited<ReturnType<typeof startCluster>> | null = null;
   const adminOptions = {
-    reload: async () => ({ ok: cluster ? await cluster.reloadAndTell('admin API') : false }),
+    reload: async () => (cluster ? await cluster.reloadAndTell('admin API') : { ok: false, error: 'the instance is still starting' }),
     // Other instances drop their cached keys at once (without Redis: within their 2 s cache).
     keysChanged: async () => {
       if (config.redis.url) await publishOnce({ url: config.redis.url, key_prefix: config.redis.key_prefix }, 'keys').catch(() => undefined);
@@ -628,6 +628,29 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+const providersListSpec = {
+  name: 'providers list',
+  summary: 'Every provider type, built-in or loaded from providers.dir, with its capabilities and models.',
+  options: { ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+
+const providersCheckSpec = {
+  name: 'providers check',
+  summary: 'Validate a provider manifest and print the upstream requests it would send (calls nothing).',
+  args: ['FILE'],
+  options: { ...JSON_OPTION },
+} satisfies CommandSpec;
+
+async function providersListCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(providersListSpec, argv);
+  if ((await import('./cli-providers.js')).listProviders(values.json === true, values.config) !== 0) throw new CommandFailed();
+}
+
+async function providersCheckCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(providersCheckSpec, argv);
+  if ((await (await import('./cli-providers.js')).checkManifest(positionals[0], values.json === true)) !== 0) throw new CommandFailed();
+}
+
 interface Command {
   spec: CommandSpec;
   /** Runs the command; true when it keeps running (a server) and the process must not exit. */
@@ -648,6 +671,8 @@ export const COMMANDS: Command[] = [
   { spec: adminRevoke, run: adminRevokeCommand },
   { spec: usageSpec, run: usageCommand },
   { spec: reloadSpec, run: reloadCommand },
+  { spec: providersListSpec, run: providersListCommand },
+  { spec: providersCheckSpec, run: providersCheckCommand },
   { spec: migrateSpec, run: migrateCommand },
   { spec: simulateSpec, run: async (a) => (await simulate(a), 'running') },
   { spec: versionSpec, run: async (a) => (parseCommand(versionSpec, a), out(`mediagate ${packageVersion()}`)) },

@@ -4,7 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from '../config/schema.js';
 import { embeddedDefault } from './defaults.js';
-import { providerFor, providerTypes } from '../providers/index.js';
+import { installedProviders, isBuiltInType, NO_PROVIDERS, providerFor, providerTypes, type ProviderSet } from '../providers/index.js';
+import { loadProviderDir, ProviderDirError } from '../providers/kit/dir.js';
 import { proxyEntryProblem } from '../http/forwarded.js';
 import { escapeUnsafe, unsafeNameProblem } from '../http/names.js';
 
@@ -56,6 +57,12 @@ function anchorSqlitePath(raw: Record<string, unknown>, configPath: string): voi
 function anchorStorageDir(raw: Record<string, unknown>, configPath: string): void {
   const storage = raw.storage as Record<string, unknown> | undefined;
   if (storage && typeof storage.dir === 'string' && storage.dir && !isAbsolute(storage.dir)) storage.dir = resolve(dirname(resolve(configPath)), storage.dir);
+}
+
+/** A relative `providers.dir` is relative to the config file too. */
+function anchorProvidersDir(raw: Record<string, unknown>, configPath: string): void {
+  const providers = raw.providers as Record<string, unknown> | undefined;
+  if (providers && typeof providers.dir === 'string' && providers.dir && !isAbsolute(providers.dir)) providers.dir = resolve(dirname(resolve(configPath)), providers.dir);
 }
 
 /** Why a value failed its schema: a union of literals lists what it may be. */
@@ -145,18 +152,48 @@ export function validateConfig(raw: unknown, source = 'config'): Config {
     throw new ConfigError(`${source}: ${field}: ${schemaMessage(first)}`);
   }
   const config = withDefaults as Config;
-  checkCrossReferences(config, source);
+  const providers = loadProviders(config, source);
+  checkCrossReferences(config, source, providers);
+  providerSets.set(config, providers);
   return config;
 }
 
-function checkCrossReferences(config: Config, source: string): void {
+// The providers of `providers.dir` each validated config was checked against: the set a start or
+// a reload installs together with that config (providerSetOf).
+const providerSets = new WeakMap<Config, ProviderSet>();
+
+/** The providers loaded from a config's `providers.dir` when it was validated (none without one). */
+export function providerSetOf(config: Config): ProviderSet {
+  return providerSets.get(config) ?? NO_PROVIDERS;
+}
+
+function loadProviders(config: Config, source: string): ProviderSet {
+  const dir = config.providers.dir;
+  if (!dir) return NO_PROVIDERS;
+  try {
+    return loadProviderDir(dir, installedProviders(), isBuiltInType);
+  } catch (err) {
+    if (err instanceof ProviderDirError) throw new ConfigError(`${source}: providers.dir: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Why a channel's type is unknown, when a manifest of providers.dir explains it. */
+function typeHint(type: string, providers: ProviderSet): string {
+  const gone = installedProviders().loaded.get(type);
+  if (gone && !providers.loaded.has(type)) return `; the manifest ${gone.file} that declared it is no longer in providers.dir`;
+  const refused = providers.refused.filter((r) => !r.kept);
+  return refused.length ? `; providers.dir refused ${refused.map((r) => r.error).join('; ')}` : '';
+}
+
+function checkCrossReferences(config: Config, source: string, providers: ProviderSet): void {
   const names = new Set<string>();
   config.channels.forEach((ch, i) => {
     const at = `${source}: channels[${i}]`;
     if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
     names.add(ch.name);
-    const provider = providerFor(ch.type);
-    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes().join(', ')} (got ${JSON.stringify(ch.type)})`);
+    const provider = providerFor(ch.type, providers);
+    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes(providers).join(', ')} (got ${JSON.stringify(ch.type)})${typeHint(ch.type, providers)}`);
     if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
     if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
     if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
@@ -213,6 +250,7 @@ export function loadConfig(env: Env = process.env, path = env.MEDIAGATE_CONFIG):
     // After the merge: the embedded default's ./data is next to a file that extends it, too.
     anchorSqlitePath(raw, path);
     anchorStorageDir(raw, path);
+    anchorProvidersDir(raw, path);
     source = 'extends' in (parsed as Record<string, unknown>) ? `${path} (extends the embedded default)` : path;
   } else {
     raw = embeddedDefault(env) as Record<string, unknown>;

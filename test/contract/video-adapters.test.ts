@@ -6,6 +6,8 @@ import { VEO_DEFAULT_MODELS } from '../../src/providers/gemini/models.js';
 import { KLING_DEFAULT_MODELS } from '../../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
+import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
+import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -99,6 +101,30 @@ const ADAPTERS: AdapterCase[] = [
     failures: [
       { marker: '[fail]', reason: /^1000: / },
       { marker: '[moderation]', reason: /^content_filtered_1027: / },
+    ],
+  },
+  {
+    type: 'vidu',
+    models: VIDU_DEFAULT_MODELS,
+    channel: { api_key: 'vidu-contract-secret-0006' },
+    routes: { create: 'vidu.video.create', get: 'vidu.video.get' },
+    // Vidu has no expired state: its tasks end success or failed (with err_code).
+    failures: [
+      { marker: '[fail]', reason: /^InternalServiceFailure: / },
+      { marker: '[moderation]', reason: /^content_filtered_CreationPolicyViolation: / },
+      { marker: '[cancel]', reason: /^UserCancelled: / },
+    ],
+  },
+  {
+    // Ark's wire format at BytePlus: the simulator's Ark part plays its model ids.
+    type: 'byteplus',
+    models: BYTEPLUS_DEFAULT_MODELS,
+    channel: { api_key: 'byteplus-contract-secret-0006' },
+    routes: { create: 'ark.video.create', get: 'ark.video.get' },
+    failures: [
+      { marker: '[fail]', reason: /^OutputVideoSensitiveContentDetected: / },
+      { marker: '[cancel]', reason: /^cancelled: / },
+      { marker: '[expire]', reason: /^expired: / },
     ],
   },
 ];

@@ -2,7 +2,7 @@ import { usageCount } from '../../upstream/usage-number.js';
 import { signedUrlExpiry } from '../signed-url.js';
 import type { BillableUnits, ProviderTaskState, ProviderTaskView, ResultDelivery } from '../video-types.js';
 import type { Manifest, TaskSpec, TextSpec } from './manifest.js';
-import { absent, at, passes, text } from './values.js';
+import { absent, at, firstText, passes, text } from './values.js';
 
 // The answer side of a manifest: a provider's task object read into neutral terms (state, result,
 // failure reason, moderation, usage, progress, last update).
@@ -52,7 +52,7 @@ function usageOf(task: Record<string, unknown>, spec: TaskSpec['usage']): Billab
 
 function resultOf(task: Record<string, unknown>, spec: TaskSpec['result'], updatedAtS: number, now: number): ResultDelivery | null {
   if (spec.url !== undefined) {
-    const url = text(at(task, spec.url));
+    const url = firstText(task, spec.url);
     if (url) {
       const expiry = spec.expiry ?? 'signed';
       const expiresAtS = expiry === 'signed' ? Math.floor(signedUrlExpiry(url, updatedAtS, now).expiresAt / 1000) : (updatedAtS || Math.floor(now / 1000)) + expiry.after_s;
@@ -83,10 +83,13 @@ export function viewTask(m: Manifest, task: Record<string, unknown>, now = Date.
       message = text((error as Record<string, unknown>).message);
     } else [state, rawStatus] = ['succeeded', 'done'];
   } else {
-    rawStatus = text(at(task, spec.status.path ?? 'status'));
+    rawStatus = firstText(task, spec.status.path ?? 'status');
     const entry = Object.hasOwn(spec.status.map ?? {}, rawStatus) ? spec.status.map![rawStatus] : undefined;
     state = typeof entry === 'string' ? entry : (entry?.state ?? 'unknown');
     if (typeof entry === 'object') [code, message] = [entry.code, entry.message];
+    const by = spec.status.by_code;
+    const refined = state === 'failed' && by ? by.map[text(at(task, by.path))] : undefined;
+    if (refined) state = refined;
   }
   const updatedAtS = updatedAt(task, spec.updated_at);
   let result = state === 'succeeded' ? resultOf(task, spec.result, updatedAtS, now) : null;
