@@ -12,7 +12,8 @@ import { ROOT, conventionProblems, docFiles, shBlocks, type DocBlock } from './h
 // MEDIAGATE_URL and MEDIAGATE_KEY set as the quick start sets them. The blocks of one file run in
 // order, in one working folder, and shell variables a block sets (TASK=…) carry over to the next
 // blocks of that file, as in a terminal. A failure names the doc file and the line of the block.
-// The markers that exempt a block are described in test/helpers/doc-blocks.ts.
+// Every curl runs with --fail-with-body, so an error answer fails its example. The markers that
+// exempt a block are described in test/helpers/doc-blocks.ts.
 
 const BLOCK_TIMEOUT_MS = 90_000;
 
@@ -49,6 +50,8 @@ function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<O
 function script(block: DocBlock, state: string): string {
   return [
     `source ${JSON.stringify(state)}`,
+    // An HTTP error answer fails the example (curl -s alone would exit 0 on a 404).
+    'curl() { command curl --fail-with-body "$@"; }',
     'set -euo pipefail',
     block.code,
     // Only reached when the block succeeded: keep the shell variables it set for the next block.

@@ -21,8 +21,8 @@ describe('serve with the embedded default', () => {
     child.stdout.on('data', (c) => (stdout += String(c)));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      await waitFor(() => /\n  curl -s .*\n/.test(stdout), 20000);
-      const [, exports, url, key, curl] = /\n  (export MEDIAGATE_URL=(\S+) MEDIAGATE_KEY=(mg-[0-9A-Za-z]+))\n  (curl -s .*)\n/.exec(stdout)!;
+      await waitFor(() => /\n {2}curl -s .*\n/.test(stdout), 20000);
+      const [, exports, url, curl] = /\n {2}(export MEDIAGATE_URL=(\S+) MEDIAGATE_KEY=mg-[0-9A-Za-z]+)\n {2}(curl -s .*)\n/.exec(stdout)!;
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(existsSync(join(dir.path, 'data', 'mediagate.db'))).toBe(true);
       // The two printed lines, run as printed.

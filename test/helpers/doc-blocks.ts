@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 // The shell examples of README.md and docs/*.md, as the docs-as-tests suite and the fresh-clone
 // check read them. A ```sh block runs verbatim. An HTML comment on the line before its fence may say
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 //                                     the suite sets them itself; the fresh-clone check fills them in
 //   <!-- docs-test: skip REASON -->   not run (REASON is required: e.g. it runs the whole test suite)
 
-export const ROOT = join(__dirname, '..', '..');
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface DocBlock {
   /** "docs/video.md", relative to the repository. */
@@ -79,7 +80,7 @@ export function conventionProblems(b: DocBlock): string[] {
     for (const [, name] of cmd.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)) {
       if (/^(MG_KEY|KEY|K|B|GW|BASE|BASE_URL|API_KEY|MEDIAGATE_BASE_URL|MEDIAGATE_API_KEY)$/.test(name)) problems.push(`${at}: $${name}: the docs' variables are $MEDIAGATE_URL and $MEDIAGATE_KEY`);
     }
-    if (/(^|[;&|(]\s*|^\w+=\S*\s+)mediagate\s/.test(cmd)) problems.push(`${at}: the CLI is "npx mediagate …": ${cmd.slice(0, 120)}`);
+    if (/(^|[;&|(]\s*|^\w+=[^\s()$]*\s+)mediagate\s/.test(cmd)) problems.push(`${at}: the CLI is "npx mediagate …": ${cmd.slice(0, 120)}`);
   }
   return problems;
 }
