@@ -14,6 +14,7 @@ import { Gateway } from './pipeline/gateway.js';
 import type { Services } from './services.js';
 import { createAdmin, type AdminHooks } from './admin/index.js';
 import { registerAdminRoutes, type AdminRouteOptions } from './routes/admin/index.js';
+import { registerConsoleOffRoutes } from './routes/admin/console-off.js';
 
 export interface AppOptions {
   /** Where log lines go (tests capture them); stdout when absent. */
@@ -64,6 +65,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): Gateway {
     registerVideosApiRoutes(app, services);
   }
   if (surface !== 'public') registerAdminRoutes(app, services, createAdmin(services, opts.admin), opts.admin);
+  else if (!config.admin.enabled) registerConsoleOffRoutes(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.openapi());
   return app;
 }

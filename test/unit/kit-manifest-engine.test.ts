@@ -44,7 +44,7 @@ const manifest = parseManifest(
       task_id: { path: 'data.id', pattern: '^[a-z0-9]+$', store: '{variant}/{value}', stored_pattern: '^(text|image)/[a-z0-9]+$' },
       get: { path: '/tasks/{id|segments}' },
       task: {
-        status: { path: 'state', map: { waiting: 'queued', working: 'running', ok: 'succeeded', bad: 'failed', gone: { state: 'expired', code: 'forgotten', message: 'Acme forgot the task.' } } },
+        status: { path: 'state', map: { waiting: 'queued', working: 'running', ok: 'succeeded', bad: 'failed', gone: { state: 'expired', code: 'forgotten', message: 'Acme forgot the task.' } }, by_code: { path: 'error.code', map: { ABORTED: 'cancelled' } } },
         failure: { code: { path: 'error.code', default: 'failed' }, message: { path: 'error.text', default: 'Acme says it failed.' } },
         moderation: { any: [{ path: 'error.code', in: ['NSFW', 'BLOCKED'] }], code: 'content_filtered_{error.code}' },
         result: { url: 'output.0', expiry: { after_s: 3600 } },
@@ -154,6 +154,12 @@ describe('kit task view', () => {
     expect(adapter.view({ state: 'waiting' }).state).toBe('queued');
     expect(adapter.view({ state: 'gone' })).toMatchObject({ state: 'expired', errorCode: 'forgotten', errorMessage: 'Acme forgot the task.' });
     expect(adapter.view({ state: 'weird' })).toMatchObject({ state: 'unknown', rawStatus: 'weird' });
+  });
+
+  it('ends a failed task whose code the status names elsewhere (by_code) in that state, with the code as its reason', () => {
+    expect(adapter.view({ state: 'bad', error: { code: 'ABORTED', text: 'stopped by the account' } })).toMatchObject({ state: 'cancelled', errorCode: 'ABORTED', errorMessage: 'stopped by the account' });
+    expect(adapter.view({ state: 'working', error: { code: 'ABORTED' } }).state).toBe('running');
+    expect(adapter.view({ state: 'bad', error: { code: 'OTHER' } }).state).toBe('failed');
   });
 
   it('reads the failure reason with defaults, and a moderation marker as content_filtered', () => {

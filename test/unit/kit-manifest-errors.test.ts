@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { BYTEPLUS } from '../../src/providers/byteplus/videos.js';
 import { ManifestError, loadManifest, parseManifest } from '../../src/providers/kit/load.js';
 
 // A provider manifest that the schema or the kit refuses is a ManifestError naming the file, the
@@ -91,7 +92,11 @@ describe('provider manifest errors', () => {
     expect(() => loadManifest('/nonexistent/provider.yaml')).toThrow(/\/nonexistent\/provider\.yaml: cannot be read \(ENOENT\)/);
   });
 
-  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax'])('loads the built-in %s manifest', (type) => {
+  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu', 'jimeng', 'fal', 'replicate'])('loads the built-in %s manifest', (type) => {
     expect(loadManifest(new URL(`../../src/providers/${type}/manifest.yaml`, import.meta.url)).type).toBe(type);
+  });
+
+  it('checks BytePlus as laid over Ark’s manifest: a whole manifest the schema accepts', () => {
+    expect(parseManifest(stringify(BYTEPLUS), 'byteplus').type).toBe('byteplus');
   });
 });

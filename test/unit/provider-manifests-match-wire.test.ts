@@ -10,6 +10,8 @@ import { ARK } from '../../src/providers/ark/videos.js';
 import { DASHSCOPE } from '../../src/providers/dashscope/videos.js';
 import { GEMINI } from '../../src/providers/gemini/videos.js';
 import { MINIMAX } from '../../src/providers/minimax/videos.js';
+import { VIDU2_8S_RESOLUTION, VIDU_MAX_REFERENCES, VIDU_MODELS } from '../../src/providers/vidu/wire.js';
+import { VIDU } from '../../src/providers/vidu/videos.js';
 
 // The simulator plays each provider from its own wire tables (src/providers/<type>/wire.ts,
 // written from the provider's docs); the gateway reads the same facts from the provider's
@@ -52,6 +54,24 @@ describe('manifests agree with the simulator wire tables', () => {
   it('Veo: resolutions per model, durations, ratios, image types', () => {
     for (const [model, f] of Object.entries(VEO_MODELS)) expect(caps('gemini', model), model).toMatchObject({ durations: VEO_DURATIONS, resolutions: f.resolutions, ratios: VEO_RATIOS });
     expect(GEMINI.videos.inline_images?.types).toEqual(VEO_IMAGE_TYPES);
+  });
+
+  it('Vidu: modes (by endpoint), durations, resolutions, default resolution, ratios, the length and reference rules', () => {
+    const mode = { text2video: 'text', img2video: 'first_frame', 'start-end2video': 'first_last_frame', reference2video: 'reference_image' } as const;
+    for (const [model, f] of Object.entries(VIDU_MODELS)) {
+      const c = caps('vidu', model);
+      expect(c.modes?.slice().sort(), model).toEqual(f.endpoints.map((e) => mode[e]).sort());
+      expect(c.durations, model).toEqual(f.durations);
+      expect(c.resolutions, model).toEqual(f.resolutions);
+      if (f.ratios.length) expect(c.ratios, model).toEqual(f.ratios);
+      expect(modelFacts(VIDU, model).default_resolution, model).toBe(f.defaultResolution);
+      if (f.startEndDurations.length && f.startEndDurations.length < f.durations.length) expect(Math.max(...f.startEndDurations)).toBe(8);
+    }
+    const rules = JSON.stringify(VIDU.videos?.rules);
+    expect(rules).toContain('"min":9');
+    expect(rules).toContain(`"not_in":["${VIDU2_8S_RESOLUTION}"]`);
+    expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES.viduq2 + 1}`);
+    expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES['vidu2.0'] + 1}`);
   });
 
   it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {
