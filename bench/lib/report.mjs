@@ -35,7 +35,7 @@ export function versions(root) {
     commit,
     '@portkey-ai/gateway': v('@portkey-ai/gateway'),
     '@hono/node-server': v('@hono/node-server'),
-    fastify: v('fastify'),
+    'find-my-way': v('find-my-way'),
     undici: v('undici'),
     'better-sqlite3': v('better-sqlite3'),
     autocannon: v('autocannon'),
@@ -136,7 +136,7 @@ export function renderMarkdown(r) {
   L.push(`Run of ${m.date.slice(0, 16).replace('T', ' ')} UTC, \`${m.command}\` (${m.mode}), ${m.elapsedS} s.`);
   L.push('');
   L.push(`- Machine: ${m.machine.nproc} × ${m.machine.cpu}, ${m.machine.memGb} GB RAM, Node ${m.machine.node}; load average at start ${m.machine.loadAvgAtStart.join(' / ')}.`);
-  L.push(`- Versions: mediagate ${m.versions.mediagate}${m.versions.commit ? ` (${m.versions.commit})` : ''}, @portkey-ai/gateway ${m.versions['@portkey-ai/gateway']} (with @hono/node-server ${m.versions['@hono/node-server']}), fastify ${m.versions.fastify}, undici ${m.versions.undici}, better-sqlite3 ${m.versions['better-sqlite3']}, autocannon ${m.versions.autocannon}${m.nginx ? `, nginx ${m.nginx}` : ''}.`);
+  L.push(`- Versions: mediagate ${m.versions.mediagate}${m.versions.commit ? ` (${m.versions.commit})` : ''}, @portkey-ai/gateway ${m.versions['@portkey-ai/gateway']} (with @hono/node-server ${m.versions['@hono/node-server']}), find-my-way ${m.versions['find-my-way']}, undici ${m.versions.undici}, better-sqlite3 ${m.versions['better-sqlite3']}, autocannon ${m.versions.autocannon}${m.nginx ? `, nginx ${m.nginx}` : ''}.`);
   L.push(`- Upstream chat answers: ${m.upstreamChat === 'simulator-chat' ? "the simulator's own chat route" : 'the bench upstream\'s instant answer (the simulator had no chat route)'}.`);
   L.push('');
 
