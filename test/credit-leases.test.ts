@@ -85,23 +85,21 @@ describe('credit leases', () => {
     expect(await t.credits[1].spendable(p.keyId)).toBe(990_000 + 19_600);
   });
 
-  it('takes and settles a hold the lease covers without a promise; a short lease and a cost beyond it still reach the database', async () => {
+  it('takes and settles a hold the lease covers from the lease; a short lease and a cost beyond it still reach the database', async () => {
     const p = await t.keyWith(100_000);
-    // The first hold draws (a promise: 20 × 1000 into the lease), the next ones come from the lease at once.
-    const pending = t.credits[0].reserveNow(p, 1000);
-    expect(pending).toBeInstanceOf(Promise);
-    const first = await pending;
-    const now = t.credits[0].reserveNow(p, 1000);
-    expect(now).not.toBeInstanceOf(Promise);
-    expect(t.credits[0].settleNow(now as Awaited<typeof now>, 700)).toEqual({ chargedMicros: 700, overageMicros: 0 });
-    // A cost beyond the hold and the rest of the lease is charged to the balance: a promise.
-    const big = t.credits[0].reserveNow(p, 1000) as Awaited<typeof now>;
-    const settled = t.credits[0].settleNow(big, 90_000);
-    expect(settled).toBeInstanceOf(Promise);
-    expect(await settled).toEqual({ chargedMicros: 90_000, overageMicros: 0 });
-    // More than the lease and the balance hold together: refused, as reserve() refuses.
-    await expect(Promise.resolve().then(() => t.credits[0].reserveNow(p, 50_000))).rejects.toSatisfy(refused);
-    expect(await t.credits[0].settleNow(first, 1000)).toEqual({ chargedMicros: 1000, overageMicros: 0 });
+    // The first hold draws (20 × 1000 into the lease), the next ones come from the lease.
+    const first = await t.credits[0].reserve(p, 1000);
+    const drawn = (await leaseRows(p.keyId)).map((r) => Number(r.amount_micros));
+    expect(drawn).toEqual([20_000]);
+    const now = await t.credits[0].reserve(p, 1000);
+    expect(await t.credits[0].settle(now, 700)).toEqual({ chargedMicros: 700, overageMicros: 0 });
+    expect((await leaseRows(p.keyId)).map((r) => Number(r.amount_micros))).toEqual(drawn);
+    // A cost beyond the hold and the rest of the lease is charged to the balance.
+    const big = await t.credits[0].reserve(p, 1000);
+    expect(await t.credits[0].settle(big, 90_000)).toEqual({ chargedMicros: 90_000, overageMicros: 0 });
+    // More than the lease and the balance hold together: refused.
+    await expect(t.credits[0].reserve(p, 50_000)).rejects.toSatisfy(refused);
+    expect(await t.credits[0].settle(first, 1000)).toEqual({ chargedMicros: 1000, overageMicros: 0 });
     await t.credits[0].flush();
     const a = (await t.credits[0].account(p.keyId))!;
     expect(a.balanceMicros! + a.leasedMicros).toBe(100_000 - 700 - 90_000 - 1000);

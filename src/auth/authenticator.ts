@@ -33,16 +33,8 @@ export class Authenticator {
     private readonly maxEntries = 10000,
   ) {}
 
+  /** The key's principal; null for a key that does not pass. A cached key is answered without the database. */
   async authenticate(presented: string | undefined, now = Date.now()): Promise<Principal | null> {
-    return this.resolve(presented, now);
-  }
-
-  /**
-   * The same answer as authenticate(), without a promise when the key is cached (the hot path):
-   * a Principal, null for a key that does not pass, or a promise of either when the database must
-   * be asked.
-   */
-  resolve(presented: string | undefined, now = Date.now()): Principal | null | Promise<Principal | null> {
     if (!presented) return null;
     // Only keys of the right shape that the database knew are ever cached.
     const entry = this.cache.get(presented);
@@ -55,7 +47,8 @@ export class Authenticator {
       const done = () => this.loading.delete(presented);
       pending.then(done, done);
     }
-    return pending.then((found) => (found ? live(found, now) : null));
+    const found = await pending;
+    return found ? live(found, now) : null;
   }
 
   private async load(presented: string, now: number): Promise<CacheEntry | null> {

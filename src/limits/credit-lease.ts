@@ -102,20 +102,13 @@ export class LeaseBook {
 
   /** Holds `amount` from the key's lease, drawing more when it is short. null: the key cannot cover it. */
   async reserve(keyId: string, amount: number): Promise<LeaseHold | null> {
-    return this.reserveNow(keyId, amount);
-  }
-
-  /**
-   * reserve() for the request path: a hold the lease covers is taken synchronously (no promise);
-   * only a lease that is short, stale or not yet known returns the promise of its draw.
-   */
-  reserveNow(keyId: string, amount: number): LeaseHold | null | Promise<LeaseHold | null> {
     const l = this.lease(keyId);
     const now = Date.now();
     l.lastUse = now;
     if (this.take(l, amount, now)) return { lease: l, amount };
     // Short, stale or not yet known: one draw (queued behind any operation already running).
-    return this.run(l, () => this.draw(l, amount)).then(() => (this.take(l, amount) ? { lease: l, amount } : null));
+    await this.run(l, () => this.draw(l, amount));
+    return this.take(l, amount) ? { lease: l, amount } : null;
   }
 
   private take(l: Lease, amount: number, now = Date.now()): boolean {
@@ -185,11 +178,6 @@ export class LeaseBook {
    * the lease, then from the balance, and what neither covers is owed. Returns the owed part.
    */
   async settle(h: LeaseHold, cost: number): Promise<number> {
-    return this.settleNow(h, cost);
-  }
-
-  /** settle() for the request path: synchronous unless part of the cost must be charged to the balance. */
-  settleNow(h: LeaseHold, cost: number): number | Promise<number> {
     const l = h.lease;
     l.held -= h.amount;
     l.holds--;
@@ -203,10 +191,9 @@ export class LeaseBook {
     l.available -= take;
     l.spent += h.amount + take;
     if (extra === take) return 0;
-    return this.run(l, () => this.repo.chargeBeyondLease(l.keyId, extra - take)).then((owed) => {
-      if (owed > 0) l.owes = true;
-      return owed;
-    });
+    const owed = await this.run(l, () => this.repo.chargeBeyondLease(l.keyId, extra - take));
+    if (owed > 0) l.owes = true;
+    return owed;
   }
 
   release(h: LeaseHold): void {

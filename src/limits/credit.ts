@@ -50,25 +50,11 @@ export class CreditService {
    * that is too small (see credit-refusal.ts).
    */
   async reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    return this.reserveNow(p, amountMicros, fit);
-  }
-
-  /**
-   * reserve() for the request path: synchronous (no promise) when the hold needs no database — a
-   * key without a credit limit, or one whose lease in this instance covers it; otherwise the
-   * promise. A refusal is thrown (or the promise rejects) as with reserve().
-   */
-  reserveNow(p: Principal, amountMicros: number, fit?: FitHint): Hold | Promise<Hold> {
     const amount = holdAmount(p, amountMicros);
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
     if (!this.leases) return this.reserveDurable(p, amountMicros, fit);
-    const lease = this.leases.book.reserveNow(p.keyId, amount);
-    if (lease instanceof Promise) return lease.then((l) => this.leased(p, amount, l, fit));
-    return this.leased(p, amount, lease, fit);
-  }
-
-  private leased(p: Principal, amount: number, lease: LeaseHold | null, fit?: FitHint): Hold | Promise<Hold> {
-    if (!lease) return this.refusal(p.keyId, amount, fit).then((err) => Promise.reject(err));
+    const lease = await this.leases.book.reserve(p.keyId, amount);
+    if (!lease) throw await this.refusal(p.keyId, amount, fit);
     return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease };
   }
 
@@ -123,14 +109,6 @@ export class CreditService {
    * null when the hold was already closed.
    */
   async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
-    return this.settleNow(hold, costMicros);
-  }
-
-  /**
-   * settle() for the request path: synchronous (no promise) when no database write is needed — a
-   * key without a credit limit, or a lease hold whose cost the lease covers; otherwise the promise.
-   */
-  settleNow(hold: Hold | { reservationId: string | null }, costMicros: number): Settled | null | Promise<Settled | null> {
     // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
     const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros)));
     if ('lease' in hold && hold.lease) {
@@ -138,15 +116,12 @@ export class CreditService {
       // Each hold closes once: a second settle or release finds it taken.
       hold.lease = undefined;
       const charge = Number.isNaN(cost) ? h.amount : cost;
-      const owed = this.leases!.book.settleNow(h, charge);
-      if (owed instanceof Promise) return owed.then((o) => ({ chargedMicros: charge, overageMicros: o }));
-      return { chargedMicros: charge, overageMicros: owed };
+      return { chargedMicros: charge, overageMicros: await this.leases!.book.settle(h, charge) };
     }
     if (!hold.reservationId) return { chargedMicros: Number.isNaN(cost) ? ('amountMicros' in hold ? hold.amountMicros : 0) : cost, overageMicros: 0 };
-    return this.repo.settle(hold.reservationId, cost).then(async (r) => {
-      if (!r.closed) return null;
-      return { chargedMicros: r.chargedMicros, overageMicros: r.overageMicros > 0 ? await this.owedAfterLease(r.keyId, r.overageMicros) : 0 };
-    });
+    const r = await this.repo.settle(hold.reservationId, cost);
+    if (!r.closed) return null;
+    return { chargedMicros: r.chargedMicros, overageMicros: r.overageMicros > 0 ? await this.owedAfterLease(r.keyId, r.overageMicros) : 0 };
   }
 
   /**

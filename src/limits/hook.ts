@@ -21,44 +21,29 @@ export interface LimitSubject {
 }
 
 /**
- * The key's rpm and concurrency of an authenticated request: `done()` when admitted (its slot is
- * freed when the response closes, its rate-limit headers set on `reply`), `done(err)` when
- * refused (the refusal's ledger row written). Synchronous for a key without limits or with limits
- * kept in memory. `endpoint` is the refusal row's endpoint: the route's billable name, else its pattern.
+ * The key's rpm and concurrency of an authenticated request: resolves when admitted (its slot is
+ * freed when the response closes, its rate-limit headers set on `reply`), throws the refusal (its
+ * ledger row written). `endpoint` is the refusal row's endpoint: the route's billable name, else its
+ * pattern.
  */
-export function admitKeyLimits(ctx: LimitContext, request: LimitSubject & Departing, endpoint: string, reply: HeaderSink, done: (err?: Error) => void): void {
+export async function admitKeyLimits(ctx: LimitContext, request: LimitSubject & Departing, endpoint: string, reply: HeaderSink): Promise<void> {
   const p = request.principal;
-  if (!p || (p.concurrency <= 0 && p.rpm <= 0)) return done();
-  let admission;
+  if (!p || (p.concurrency <= 0 && p.rpm <= 0)) return;
+  let admission: KeyAdmission;
   try {
-    admission = ctx.limits.admitKeyNow(p);
+    admission = await ctx.limits.admitKey(p);
   } catch (err) {
-    return refuseKey(ctx, request, endpoint, err as Error, done);
+    recordRefusal(ctx, request, endpoint, '', err);
+    throw err;
   }
-  // Closures only for a shared store's promise: limits kept in memory answer without one.
-  if (admission instanceof Promise)
-    admission.then(
-      (a) => applyAdmission(request, a, reply, done),
-      (err: Error) => refuseKey(ctx, request, endpoint, err, done),
-    );
-  else applyAdmission(request, admission, reply, done);
+  // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
+  if (admission.slot) releaseOnClose(request, admission.slot);
+  for (const k in admission.headers) reply.header(k, admission.headers[k]);
 }
 
 /** What admitKeyLimits() writes its rate-limit headers to (the reply). */
 export interface HeaderSink {
   header(name: string, value: string): unknown;
-}
-
-function applyAdmission(request: Departing, admission: KeyAdmission, reply: HeaderSink, done: (err?: Error) => void): void {
-  // Freed exactly once, when the response has been sent or the client went away, whichever comes first.
-  if (admission.slot) releaseOnClose(request, admission.slot);
-  for (const k in admission.headers) reply.header(k, admission.headers[k]);
-  done();
-}
-
-function refuseKey(ctx: LimitContext, request: LimitSubject & Departing, endpoint: string, err: Error, done: (err?: Error) => void): void {
-  recordRefusal(ctx, request, endpoint, '', err);
-  done(err);
 }
 
 /**

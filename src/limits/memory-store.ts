@@ -28,7 +28,7 @@ class MemorySlot implements Slot {
 }
 
 /**
- * Limits kept in this process, synchronously (no promise on the request path): a window starts
+ * Limits kept in this process, with no I/O: a window starts
  * with the first request of a bucket and lasts `windowMs`, as in the Redis store; concurrency is a
  * plain counter per bucket.
  */

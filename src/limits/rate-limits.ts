@@ -39,14 +39,6 @@ export class RateLimits {
    * rpm frees its slot at once.
    */
   async admitKey(p: Principal): Promise<KeyAdmission> {
-    return this.admitKeyNow(p);
-  }
-
-  /**
-   * admitKey() for the request path: with limits kept in memory (one instance) it answers, or
-   * throws the refusal, synchronously — no promise per request; with Redis it returns the promise.
-   */
-  admitKeyNow(p: Principal): KeyAdmission | Promise<KeyAdmission> {
     const s = this.store;
     if (!(s instanceof MemoryLimitStore)) return this.admitKeyShared(p);
     const ids = this.bucketsOf(p);

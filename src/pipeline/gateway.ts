@@ -65,7 +65,6 @@ export class Gateway implements Routes {
   private readonly router;
   private compiled = false;
   private closing = false;
-  private readonly onClose: (() => void | Promise<void>)[] = [];
 
   constructor(
     private readonly deps: PipelineDeps,
@@ -105,11 +104,6 @@ export class Gateway implements Routes {
 
   hasConstraintStrategy(name: string): boolean {
     return this.strategies.some((s) => s.name === name);
-  }
-
-  /** Runs when the app closes, after it stopped taking requests. */
-  addCloseStep(fn: () => void | Promise<void>): void {
-    this.onClose.push(fn);
   }
 
   private add(methods: string[], url: string, a: RouteOptions | Handler, b?: Handler): void {
@@ -165,7 +159,6 @@ export class Gateway implements Routes {
     const closed = this.server.listening ? new Promise<void>((resolve) => this.server.close(() => resolve())) : Promise.resolve();
     this.server.closeIdleConnections();
     await closed;
-    for (const fn of this.onClose) await fn();
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
@@ -193,7 +186,7 @@ export class Gateway implements Routes {
     const request = new GatewayRequest(req, route, url, search, this.log, started);
     request.params = params;
     request.limits = this.deps.limits;
-    new Exchange(this.deps, request, new Reply(res, request)).run(unrouted, this.closing);
+    void new Exchange(this.deps, request, new Reply(res, request)).run(unrouted, this.closing);
   }
 
   private derive(req: IncomingMessage): Record<string, string> {

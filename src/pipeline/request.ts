@@ -31,7 +31,7 @@ export type TypedRequest<G extends RouteTypes> = GatewayRequest & {
 
 export type Handler<G extends RouteTypes = RouteTypes> = (request: TypedRequest<G>, reply: Reply) => unknown;
 /** A route's own step, run after the key and its limits, before the body is read. */
-export type RouteStep = (request: GatewayRequest, reply: Reply) => void | Promise<void>;
+export type RouteStep = (request: GatewayRequest, reply: Reply) => Promise<void>;
 
 export interface RouteSchema {
   body?: object;

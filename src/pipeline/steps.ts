@@ -5,7 +5,6 @@ import { clientGone, watchDeparture, whenClosed } from '../http/departure.js';
 import { JSON_PARSE_OPTIONS } from '../http/json-field.js';
 import { MAX_JSON_DEPTH, depthExceeds, tooDeep, tooLarge } from '../http/request-guards.js';
 import type { Metrics } from '../http/metrics.js';
-import type { Principal } from '../auth/principal.js';
 import { presentedKey, type Authenticator } from '../auth/authenticator.js';
 import { admitKeyLimits, limitModelIn, namesLimitedModel, type LimitContext } from '../limits/hook.js';
 import { recordBackstop, watchUnrouted } from '../limits/usage-backstop.js';
@@ -20,9 +19,7 @@ import { requestEnd, requestStart } from './diagnostics.js';
 //   guards → departure watch → key → key limits → route steps → body → schema → model limits →
 //   handler → answer → (when the response closes) metrics, usage backstop, diagnostics
 //
-// A step that refuses answers through errorAnswer() in the path's family shape. Each step calls
-// the next itself: a step whose work is synchronous (a cached key, limits kept in memory, a body
-// that already arrived) costs no promise; one that waits hands its continuation to the promise.
+// A step that refuses throws; fail() answers it through errorAnswer() in the path's family shape.
 
 export interface PipelineDeps {
   authenticator: Authenticator;
@@ -61,29 +58,46 @@ export class Exchange {
   ) {}
 
   /**
-   * From the top. `unrouted` answers a request no route takes (after the guards); `closing`: the app
-   * is shutting down, so the request is answered 503 `shutting_down`, `Retry-After: 1`, and its
-   * connection closed after the answer.
+   * Every step, in order. `unrouted` answers a request no route takes (after the guards);
+   * `closing`: the app is shutting down, so the request is answered 503 `shutting_down`,
+   * `Retry-After: 1`, and its connection closed after the answer. Never rejects: a step's refusal or
+   * failure is answered by fail().
    */
-  run(unrouted: (() => GatewayError) | null, closing: boolean): void {
-    const { request } = this;
+  async run(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
+    const { request, reply } = this;
     requestStart(request);
     if (closing) {
-      this.reply.header('connection', 'close');
+      reply.header('connection', 'close');
       unrouted = errors.shuttingDown;
     }
-    // guards
-    const refused = closing ? null : this.guards();
-    // departure watch: everything that runs when the response closes hangs on its one listener.
-    watchDeparture(request, this.reply.raw);
-    whenClosed(request, () => this.closed());
-    if (refused) return this.fail(refused);
-    if (unrouted) return this.fail(unrouted());
-    watchUnrouted(request, this.reply.raw, () => this.departed());
-    this.key();
+    try {
+      const refused = closing ? null : this.guards();
+      // departure watch: what runs when the response closes hangs on its one listener.
+      watchDeparture(request, reply.raw);
+      whenClosed(request, () => this.closed());
+      if (refused) throw refused;
+      if (unrouted) throw unrouted();
+      watchUnrouted(request, reply.raw, () => this.departed());
+      const route = request.route!;
+      if (route.options.auth) {
+        await this.key();
+        await admitKeyLimits(this.deps.limits, request, ledgerEndpointOf(request), reply);
+      }
+      for (const step of route.steps) {
+        await step(request, reply);
+        if (reply.sent) return;
+      }
+      await this.body();
+      this.schema();
+      if (route.options.auth && namesLimitedModel(this.deps.limits, request.body)) await limitModel(request, request.body.model);
+      request.reachedRoute = true;
+      this.answer(await route.handler(request, reply));
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
-  /** A declared body over the limit, or one framed by a coding the server cannot read: refused before a byte is read. */
+  /** guards: a declared body over the limit, or one framed by a coding the server cannot read, refused before a byte is read. */
   private guards(): GatewayError | null {
     const h = this.request.headers;
     const declared = h['content-length'];
@@ -99,121 +113,45 @@ export class Exchange {
     return this.request.route?.options.bodyLimit ?? this.deps.bodyLimit;
   }
 
-  /** key: an application key on `auth` routes. */
-  private key(): void {
+  /** key: the application key of an `auth` route. */
+  private async key(): Promise<void> {
     const { request } = this;
-    if (!request.route!.options.auth) return this.routeSteps(0);
-    let found;
-    try {
-      found = this.deps.authenticator.resolve(presentedKey(request.headers) ?? queryKey(request));
-    } catch (err) {
-      return this.fail(err);
-    }
-    if (found instanceof Promise)
-      found.then(
-        (principal) => this.keyLimits(principal),
-        (err: unknown) => this.fail(err),
-      );
-    else this.keyLimits(found);
-  }
-
-  /** key limits: the key's rpm and concurrency (its slot freed when the response closes). */
-  private keyLimits(principal: Principal | null): void {
-    if (!principal) return this.fail(errors.invalidApiKey());
-    this.request.principal = principal;
-    admitKeyLimits(this.deps.limits, this.request, ledgerEndpointOf(this.request), this.reply, (err) => (err ? this.fail(err) : this.routeSteps(0)));
-  }
-
-  /** route steps: what a route adds before its body is read (the admin check, a model named in the path). */
-  private routeSteps(from: number): void {
-    const steps = this.request.route!.steps;
-    for (let i = from; i < steps.length; i++) {
-      let done;
-      try {
-        done = steps[i](this.request, this.reply);
-      } catch (err) {
-        return this.fail(err);
-      }
-      if (this.reply.sent) return;
-      if (done instanceof Promise) {
-        done.then(
-          () => (this.reply.sent ? undefined : this.routeSteps(i + 1)),
-          (err: unknown) => this.fail(err),
-        );
-        return;
-      }
-    }
-    this.body();
+    const principal = await this.deps.authenticator.authenticate(presentedKey(request.headers) ?? queryKey(request));
+    if (!principal) throw errors.invalidApiKey();
+    request.principal = principal;
   }
 
   /** body: JSON (or text) read whole within the limit; a multipart form is left for the route to read. */
-  private body(): void {
-    const { request } = this;
-    const route = request.route!;
+  private async body(): Promise<void> {
+    const { request, reply } = this;
     const method = request.method;
-    if (method === 'GET' || method === 'HEAD') return this.schema();
+    if (method === 'GET' || method === 'HEAD') return;
     const h = request.headers;
     const type = h['content-type'];
     if (type === undefined) {
       // Nothing to parse: no body at all.
-      if (h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0')) return this.schema();
-      return this.fail(errors.invalidRequest('The request body must be JSON (Content-Type: application/json).'));
+      if (h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0')) return;
+      throw notJson();
     }
     const kind = mediaKind(type);
-    if (kind === 'multipart' && route.multipart) return this.schema();
-    if (kind !== 'json' && kind !== 'text') {
-      this.reply.header('connection', 'close');
-      return this.fail(new GatewayError(400, 'invalid_request', 'The request body must be JSON (Content-Type: application/json).'));
+    if (kind === 'multipart' && request.route!.multipart) return;
+    if (kind !== 'json' && kind !== 'text') throw notJson();
+    const text = await readText(request, this.bodyLimit()).catch((err: unknown) => {
+      // The rest of the body is not read: the connection ends with the answer.
+      reply.header('connection', 'close');
+      throw err;
+    });
+    if (kind === 'text') {
+      request.body = text;
+      return;
     }
-    const raw = request.raw;
-    const limit = this.bodyLimit();
-    const declared = h['content-length'];
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > limit) {
-        stop();
-        this.reply.header('connection', 'close');
-        return this.fail(tooLarge());
-      }
-      chunks.push(chunk);
-    };
-    const onError = () => {
-      stop();
-      this.reply.header('connection', 'close');
-      this.fail(new GatewayError(400, 'invalid_request', 'The request body could not be read.'));
-    };
-    const onEnd = () => {
-      stop();
-      if (declared !== undefined && Number(declared) !== received) {
-        this.reply.header('connection', 'close');
-        return this.fail(new GatewayError(400, 'invalid_request', 'The Content-Length header does not match the body.'));
-      }
-      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8');
-      if (kind === 'text') {
-        request.body = text;
-        return this.schema();
-      }
-      if (text === '') return this.fail(new GatewayError(400, 'invalid_request', 'The request body is empty; a JSON object is required.'));
-      try {
-        request.body = sjson.parse(text, JSON_PARSE_OPTIONS);
-      } catch {
-        this.reply.header('connection', 'close');
-        return this.fail(invalidJson());
-      }
-      this.schema();
-    };
-    // All three go when the body ended (a listener left on the request would keep the body's
-    // chunks for as long as the answer streams).
-    const stop = () => {
-      raw.removeListener('data', onData);
-      raw.removeListener('end', onEnd);
-      raw.removeListener('error', onError);
-    };
-    raw.on('data', onData);
-    raw.on('end', onEnd);
-    raw.on('error', onError);
+    if (text === '') throw new GatewayError(400, 'invalid_request', 'The request body is empty; a JSON object is required.');
+    try {
+      request.body = sjson.parse(text, JSON_PARSE_OPTIONS);
+    } catch {
+      reply.header('connection', 'close');
+      throw invalidJson();
+    }
   }
 
   /** schema: a JSON body no deeper than MAX_JSON_DEPTH, then the route's params, body and query schemas. */
@@ -221,49 +159,17 @@ export class Exchange {
     const { request } = this;
     const route = request.route!;
     const body = request.body;
-    if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && depthExceeds(body, MAX_JSON_DEPTH)) return this.fail(tooDeep());
-    if (route.validateParams && !valid(route.validateParams, request.params)) return this.fail(invalid(route.validateParams, 'params'));
-    if (route.validateBody && !valid(route.validateBody, body)) return this.fail(invalid(route.validateBody, 'body'));
-    if (route.validateQuery && !valid(route.validateQuery, request.query)) return this.fail(invalid(route.validateQuery, 'querystring'));
-    this.modelLimits();
+    if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && depthExceeds(body, MAX_JSON_DEPTH)) throw tooDeep();
+    check(route.validateParams, request.params, 'params');
+    check(route.validateBody, body, 'body');
+    if (route.validateQuery) check(route.validateQuery, request.query, 'querystring');
   }
 
-  /** model limits: the rpm of a model a JSON body names. */
-  private modelLimits(): void {
-    const { request } = this;
-    if (request.route!.options.auth && namesLimitedModel(this.deps.limits, request.body))
-      limitModel(request, request.body.model).then(
-        () => this.handle(),
-        (err: unknown) => this.fail(err),
-      );
-    else this.handle();
-  }
-
-  /** handler, then the answer: what it returned is sent, unless it answered (or took the response) itself. */
-  private handle(): void {
-    const { request, reply } = this;
-    request.reachedRoute = true;
-    let result: unknown;
-    try {
-      result = request.route!.handler(request, reply);
-    } catch (err) {
-      return this.fail(err);
-    }
-    if (result instanceof Promise)
-      result.then(
-        (value: unknown) => this.answer(value),
-        (err: unknown) => this.fail(err),
-      );
-    else this.answer(result);
-  }
-
+  /** answer: what the handler returned is sent, unless it answered (or took the response) itself. */
   private answer(value: unknown): void {
     const { reply, request } = this;
-    if (value === reply || reply.sent || reply.hijacked) {
-      if (!reply.sent && !reply.hijacked) this.fail(new Error(`${request.method} ${request.route!.url} ended without an answer`));
-      return;
-    }
-    if (value === undefined) return this.fail(new Error(`${request.method} ${request.route!.url} ended without an answer`));
+    if (reply.sent || reply.hijacked) return;
+    if (value === undefined || value === reply) throw new Error(`${request.method} ${request.route!.url} ended without an answer`);
     reply.send(value);
   }
 
@@ -301,12 +207,48 @@ export class Exchange {
   }
 }
 
-function valid(validate: Validate, data: unknown): boolean {
-  return validate(data);
+/** Throws the schema's first complaint about `data` (`context`: where it came from). */
+function check(validate: Validate | null, data: unknown, context: string): void {
+  if (validate && !validate(data)) throw { validation: validate.errors ?? [], validationContext: context };
 }
 
-function invalid(validate: Validate, context: string): { validation: NonNullable<Validate['errors']>; validationContext: string } {
-  return { validation: validate.errors ?? [], validationContext: context };
+const notJson = () => new GatewayError(400, 'invalid_request', 'The request body must be JSON (Content-Type: application/json).');
+
+/** The request's body as text, read to its end: 413 past `limit`, 400 when it breaks off or does not match its Content-Length. */
+function readText(request: GatewayRequest, limit: number): Promise<string> {
+  const raw = request.raw;
+  const declared = raw.headers['content-length'];
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    // All three go when the body ended (a listener left on the request would keep the body's
+    // chunks for as long as the answer streams).
+    const stop = () => {
+      raw.removeListener('data', onData);
+      raw.removeListener('end', onEnd);
+      raw.removeListener('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        stop();
+        return reject(tooLarge());
+      }
+      chunks.push(chunk);
+    };
+    const onError = () => {
+      stop();
+      reject(new GatewayError(400, 'invalid_request', 'The request body could not be read.'));
+    };
+    const onEnd = () => {
+      stop();
+      if (declared !== undefined && Number(declared) !== received) return reject(new GatewayError(400, 'invalid_request', 'The Content-Length header does not match the body.'));
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
+    };
+    raw.on('data', onData);
+    raw.on('end', onEnd);
+    raw.on('error', onError);
+  });
 }
 
 /** Google's clients may send the key as `?key=` on the Gemini routes (and only there). */

@@ -120,9 +120,7 @@ export async function meteredCall<A, R>(
     record(CLIENT_CLOSED, inputUnits, 0, 0);
     throw gone();
   }
-  // A hold the instance's lease covers is taken without a promise (most chat and image requests).
-  const held = m.durable ? d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : d.credit.reserveNow(m.principal, m.holdMicros, m.fit);
-  const hold = held instanceof Promise ? await held : held;
+  const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : await d.credit.reserve(m.principal, m.holdMicros, m.fit);
 
   let outcome: Outcome<R>;
   let settled: Settled | null = null;
@@ -143,8 +141,7 @@ export async function meteredCall<A, R>(
       return outcome.value;
     }
     if (outcome.costMicros !== undefined && !outcome.settleFailed) {
-      const s = d.credit.settleNow(hold, outcome.costMicros);
-      settled = s instanceof Promise ? await s : s;
+      settled = await d.credit.settle(hold, outcome.costMicros);
     }
   } catch (err) {
     await releaseQuietly(d.credit, hold);

@@ -21,6 +21,6 @@ export function splitModelPath(path: string): { model: string; action: string } 
  * The model is in the path, not the body: noted before the body is read, so a request refused
  * before its handler (a bad body) is recorded under the model it named.
  */
-export function noteModelOfPath(request: GatewayRequest): void {
+export async function noteModelOfPath(request: GatewayRequest): Promise<void> {
   noteUsageModel(request, splitModelPath((request.params as { '*'?: string })['*'] ?? '').model);
 }

@@ -36,10 +36,5 @@ function taskReader(tasks: TaskService, config: Pick<Config, 'server' | 'storage
   const answers = new TaskAnswers(config);
   const answer = (request: GatewayRequest, reply: Reply, view: TaskView) =>
     reply.header('content-type', 'application/json; charset=utf-8').send(answers.json(view, baseForRequest(config, request), serializeEnvelope));
-  // Answered without a promise when the row was read synchronously (SQLite): the answer is then
-  // queued inside the request's own event. A refusal is thrown.
-  return (request: GatewayRequest, reply: Reply): Reply | Promise<Reply> => {
-    const view = tasks.viewNow(principalOf(request), request.params.task_id ?? '');
-    return view instanceof Promise ? view.then((v) => answer(request, reply, v)) : answer(request, reply, view);
-  };
+  return async (request: GatewayRequest, reply: Reply): Promise<Reply> => answer(request, reply, await tasks.view(principalOf(request), request.params.task_id ?? ''));
 }

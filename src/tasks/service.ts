@@ -197,23 +197,13 @@ export class TaskService {
    * answer needs; a SUCCESS whose signed URL is about to expire is first refreshed from the provider.
    */
   async view(p: Principal, taskId: string): Promise<TaskView> {
-    return this.viewNow(p, taskId);
-  }
-
-  /**
-   * view() without a promise when the row is read synchronously (SQLite) and its URL needs no
-   * refresh: the same checks, in the same order (ownedTask's), throwing instead of rejecting.
-   */
-  viewNow(p: Principal, taskId: string): TaskView | Promise<TaskView> {
+    // ownedTask's checks, in its order.
     if (!TASK_ID.test(taskId)) throw invalidTaskId();
-    const found = this.d.repo.viewNow(taskId);
-    return found instanceof Promise ? found.then((view) => this.shownView(p, taskId, view)) : this.shownView(p, taskId, found);
-  }
-
-  private shownView(p: Principal, taskId: string, view: TaskView | undefined): TaskView | Promise<TaskView> {
+    const view = await this.d.repo.view(taskId);
     if (!view || view.key_id !== p.keyId || view.deleted_at > 0) throw taskNotExist();
     if (view.status !== 'SUCCESS' || !urlNeedsRefresh(view.fail_reason, view.url_expires_at)) return view;
-    return this.d.repo.get(taskId).then((row) => (row ? this.refreshUrl(row) : view));
+    const row = await this.d.repo.get(taskId);
+    return row ? this.refreshUrl(row) : view;
   }
 
   /**

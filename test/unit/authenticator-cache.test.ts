@@ -58,10 +58,10 @@ describe('Authenticator cache', () => {
     const key = generateApiKey();
     const r = repo([rowFor(key)]);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
-    expect((await auth.resolve(key, 0))?.keyId).toBe(rowFor(key).id);
-    expect(auth.resolve(key, 500)).toMatchObject({ keyId: rowFor(key).id });
+    expect((await auth.authenticate(key, 0))?.keyId).toBe(rowFor(key).id);
+    expect(await auth.authenticate(key, 500)).toMatchObject({ keyId: rowFor(key).id });
     expect(r.lookups).toBe(1);
-    expect((await auth.resolve(key, 1500))?.keyId).toBe(rowFor(key).id);
+    expect((await auth.authenticate(key, 1500))?.keyId).toBe(rowFor(key).id);
     expect(r.lookups).toBe(2);
   });
 
@@ -69,12 +69,12 @@ describe('Authenticator cache', () => {
     const r = repo([]);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
     const unknown = generateApiKey();
-    expect(await auth.resolve(unknown, 0)).toBeNull();
-    expect(await auth.resolve(unknown, 1)).toBeNull();
+    expect(await auth.authenticate(unknown, 0)).toBeNull();
+    expect(await auth.authenticate(unknown, 1)).toBeNull();
     expect(r.lookups).toBe(2);
-    expect(auth.resolve('mg-short', 2)).toBeNull();
-    expect(auth.resolve(`sk-${'a'.repeat(48)}`, 2)).toBeNull();
-    expect(auth.resolve(undefined, 2)).toBeNull();
+    expect(await auth.authenticate('mg-short', 2)).toBeNull();
+    expect(await auth.authenticate(`sk-${'a'.repeat(48)}`, 2)).toBeNull();
+    expect(await auth.authenticate(undefined, 2)).toBeNull();
     expect(r.lookups).toBe(2);
   });
 
@@ -83,26 +83,26 @@ describe('Authenticator cache', () => {
     const b = generateApiKey();
     const r = repo([rowFor(a), rowFor(b, { expires_at: 2500 })]);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
-    expect(await auth.resolve(a, 0)).not.toBeNull();
-    expect(await auth.resolve(b, 0)).not.toBeNull();
+    expect(await auth.authenticate(a, 0)).not.toBeNull();
+    expect(await auth.authenticate(b, 0)).not.toBeNull();
     r.byHash.set(hashApiKey(a), rowFor(a, { revoked_at: 100 }));
-    expect(await auth.resolve(a, 1001)).toBeNull();
-    expect(await auth.resolve(b, 2000)).not.toBeNull();
+    expect(await auth.authenticate(a, 1001)).toBeNull();
+    expect(await auth.authenticate(b, 2000)).not.toBeNull();
     // Cached at 2000 until 3000, but expired at 2500.
-    expect(await auth.resolve(b, 2600)).toBeNull();
+    expect(await auth.authenticate(b, 2600)).toBeNull();
   });
 
   it('forgets everything on invalidate() and keeps at most maxEntries keys', async () => {
     const keys = Array.from({ length: 5 }, () => generateApiKey());
     const r = repo(keys.map((k) => rowFor(k)));
     const auth = new Authenticator(r as unknown as KeysRepo, 1000, 3);
-    for (const k of keys) await auth.resolve(k, 0);
+    for (const k of keys) await auth.authenticate(k, 0);
     expect((auth as unknown as { cache: Map<string, unknown> }).cache.size).toBeLessThanOrEqual(3);
     const before = r.lookups;
-    await auth.resolve(keys[4], 1);
+    await auth.authenticate(keys[4], 1);
     expect(r.lookups).toBe(before);
     auth.invalidate();
-    await auth.resolve(keys[4], 2);
+    await auth.authenticate(keys[4], 2);
     expect(r.lookups).toBe(before + 1);
   });
 
@@ -111,13 +111,13 @@ describe('Authenticator cache', () => {
     const r = repo([rowFor(key)]);
     const open = holdLookups(r);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
-    const waiting = Array.from({ length: 20 }, () => auth.resolve(key, 0));
+    const waiting = Array.from({ length: 20 }, () => auth.authenticate(key, 0));
     open();
     const found = await Promise.all(waiting);
     expect(found.map((p) => p?.keyId)).toEqual(Array(20).fill(rowFor(key).id));
     expect(r.lookups).toBe(1);
     // Once it is settled, the next miss (after the TTL) asks again.
-    expect((await auth.resolve(key, 1500))?.keyId).toBe(rowFor(key).id);
+    expect((await auth.authenticate(key, 1500))?.keyId).toBe(rowFor(key).id);
     expect(r.lookups).toBe(2);
   });
 
@@ -135,10 +135,10 @@ describe('Authenticator cache', () => {
       return find(hash);
     };
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
-    const both = [auth.resolve(key, 0), auth.resolve(key, 0)];
+    const both = [auth.authenticate(key, 0), auth.authenticate(key, 0)];
     for (const p of both) await expect(p).rejects.toThrow('database down');
     expect(r.lookups).toBe(1);
-    expect((await auth.resolve(key, 1))?.keyId).toBe(rowFor(key).id);
+    expect((await auth.authenticate(key, 1))?.keyId).toBe(rowFor(key).id);
     expect(r.lookups).toBe(2);
   });
 
@@ -148,14 +148,14 @@ describe('Authenticator cache', () => {
     const find = r.findByHash;
     const open = holdLookups(r);
     const auth = new Authenticator(r as unknown as KeysRepo, 1000);
-    const first = auth.resolve(key, 0);
+    const first = auth.authenticate(key, 0);
     // Revoked in this process while the lookup runs (the row it reads predates the revoke).
     auth.invalidate();
     r.byHash.set(hashApiKey(key), rowFor(key, { revoked_at: 1 }));
     r.findByHash = find;
     open();
     expect((await first)?.keyId).toBe(rowFor(key).id);
-    expect(await auth.resolve(key, 2)).toBeNull();
+    expect(await auth.authenticate(key, 2)).toBeNull();
     expect(r.lookups).toBe(2);
   });
 });

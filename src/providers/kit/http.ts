@@ -30,7 +30,7 @@ export class KitHttp {
   }
 
   /** The request with the channel's credentials on it. */
-  signed(call: VideoCall, target: Target, r: KitRequest): Promise<OutgoingRequest> | OutgoingRequest {
+  signed(call: VideoCall, target: Target, r: KitRequest): Promise<OutgoingRequest> {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     for (const [k, v] of Object.entries({ ...this.m.api.headers, ...r.headers })) headers[k.toLowerCase()] = v;
     return this.authorize(target, { method: r.method, url: this.url(target, r.path), headers, body: r.body === undefined ? undefined : JSON.stringify(r.body) }, call);

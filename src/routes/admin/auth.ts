@@ -83,7 +83,7 @@ export const SECURITY_HEADERS: Record<string, string> = {
 
 /** The first step of the admin routes: their headers, and the client each request came from. */
 export function adminRequest(trusted: TrustedProxies): RouteStep {
-  return (request: GatewayRequest, reply: Reply) => {
+  return async (request: GatewayRequest, reply: Reply) => {
     for (const k in SECURITY_HEADERS) reply.header(k, SECURITY_HEADERS[k]);
     request.adminClient = requestClient(request.raw, trusted);
   };

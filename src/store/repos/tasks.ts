@@ -104,18 +104,17 @@ export class TasksRepo {
     return row ? normalizeTask(row) : undefined;
   }
 
-  /** What a client's read of the task shows (VIEW_COLUMNS); the latest committed version. */
+  /**
+   * What a client's read of the task shows (VIEW_COLUMNS); the latest committed version. On SQLite
+   * the row is read on the query-only connection, as an array of values (Store.readRaw).
+   */
   async view(taskId: string): Promise<TaskView | undefined> {
-    return this.viewNow(taskId);
-  }
-
-  /** view() without a promise where the read is synchronous (SQLite's query-only connection). */
-  viewNow(taskId: string): TaskView | undefined | Promise<TaskView | undefined> {
     if (this.viewRaw) {
       const values = this.viewRaw(taskId);
       return values ? viewFromValues(values) : undefined;
     }
-    return this.viewById(taskId).then((rows) => (rows[0] ? normalizeTask(rows[0]) : undefined));
+    const rows = await this.viewById(taskId);
+    return rows[0] ? normalizeTask(rows[0]) : undefined;
   }
 
   /**

@@ -16,7 +16,7 @@ export interface OutgoingRequest {
   body?: string;
 }
 
-export type Authorize = (target: Target, req: OutgoingRequest, call: VideoCall) => OutgoingRequest | Promise<OutgoingRequest>;
+export type Authorize = (target: Target, req: OutgoingRequest, call: VideoCall) => Promise<OutgoingRequest>;
 
 const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
@@ -119,19 +119,19 @@ const withHeader = (req: OutgoingRequest, name: string, value: string): Outgoing
 export function authorizer(spec: AuthSpec): Authorize {
   switch (spec.scheme) {
     case 'bearer':
-      return (t, req) => withHeader(req, 'authorization', `Bearer ${t.apiKey}`);
+      return async (t, req) => withHeader(req, 'authorization', `Bearer ${t.apiKey}`);
     case 'header':
-      return (t, req) => withHeader(req, (spec.name ?? 'authorization').toLowerCase(), (spec.value ?? '{key}').replace('{key}', t.apiKey));
+      return async (t, req) => withHeader(req, (spec.name ?? 'authorization').toLowerCase(), (spec.value ?? '{key}').replace('{key}', t.apiKey));
     case 'query':
-      return (t, req) => {
+      return async (t, req) => {
         const url = new URL(req.url);
         url.searchParams.set(spec.name ?? 'key', t.apiKey);
         return { ...req, url: url.toString() };
       };
     case 'jwt-hs256':
-      return (t, req) => withHeader(req, 'authorization', `Bearer ${hs256Jwt(t.apiKey, t.apiSecret, undefined, spec.lifetime_s, spec.skew_s)}`);
+      return async (t, req) => withHeader(req, 'authorization', `Bearer ${hs256Jwt(t.apiKey, t.apiSecret, undefined, spec.lifetime_s, spec.skew_s)}`);
     case 'hmac-v4':
-      return (t, req) => signV4(req, { vendor: spec.vendor ?? 'aws', accessKey: t.apiKey, secretKey: t.apiSecret, region: spec.region ?? 'us-east-1', service: spec.service ?? '', date: stamp() });
+      return async (t, req) => signV4(req, { vendor: spec.vendor ?? 'aws', accessKey: t.apiKey, secretKey: t.apiSecret, region: spec.region ?? 'us-east-1', service: spec.service ?? '', date: stamp() });
     case 'google-service-account':
       return async (t, req, call) => withHeader(req, 'authorization', `Bearer ${await googleToken(t, spec.scope ?? 'https://www.googleapis.com/auth/cloud-platform', call)}`);
   }
