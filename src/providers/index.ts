@@ -6,6 +6,7 @@ import type { Capability, Provider } from './provider.js';
 import type { VideoAdapter } from './video-types.js';
 import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
+import { bfl } from './bfl/index.js';
 import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
@@ -18,7 +19,7 @@ import { simulator } from './simulator/index.js';
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, bfl, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 
