@@ -10,6 +10,7 @@ import { wanVideoRoutes } from './wan-video.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
 import { imageRoutes } from './images.js';
 import { bflImageRoutes } from './bfl-images.js';
+import { geminiImageRoutes } from './gemini-images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
 import { openaiResponsesRoutes } from './openai-responses.js';
@@ -71,7 +72,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...bflImageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...bflImageRoutes(), ...geminiImageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(

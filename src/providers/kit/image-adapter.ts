@@ -151,8 +151,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   /** Images, billing and refusal markers of a finished answer. */
   function imagesOf(a: Answer): { data: ImageDatum[]; billed?: ImagesBilled } {
     if ('bytes' in a) return { data: [{ b64_json: a.bytes.toString('base64'), mime: a.mime }] };
-    const r = spec.result;
     const data: ImageDatum[] = [];
+    for (const r of Array.isArray(spec.result) ? spec.result : [spec.result])
     for (const item of allAt(a.json, r.items)) {
       const url = r.url !== undefined ? text(at(item, r.url)) : '';
       const b64 = r.b64 !== undefined ? text(at(item, r.b64)) : '';

@@ -277,7 +277,8 @@ export interface ImagesSpec {
   encoding?: 'json' | 'multipart';
   /** Present for a provider that answers with a task to poll. */
   task?: ImageTaskSpec;
-  result: ImageResultSpec;
+  /** Where the images are; a list when the provider's calls answer in more than one shape. */
+  result: ImageResultSpec | ImageResultSpec[];
   /** A finished answer without images is a moderation refusal when one of these holds. */
   moderation?: { any: ({ path: string } & Test)[]; code?: string; message?: TextSpec };
   usage?: ImageUsageSpec;
