@@ -111,6 +111,8 @@ describe('docs: every shell example runs as written', { timeout: 30 * 60_000 }, 
     it(`${file}: ${runnable.length} example(s)`, async () => {
       const work = join(dir.path, file.replace(/\W/g, '_'));
       mkdirSync(work);
+      // The examples run where a reader runs them, in a checkout: the repository's example files are there.
+      symlinkSync(join(ROOT, 'examples'), join(work, 'examples'));
       const state = join(work, '.shell-state');
       writeFileSync(state, '');
       // The variables bash has without any block: not carried over.

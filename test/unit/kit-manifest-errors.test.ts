@@ -69,7 +69,7 @@ describe('provider manifest errors', () => {
     doc.videos.create.body = { model: '{modle}', size: '{resolution|shout}', mode: '{resolution|map:nope}' };
     const msg = refusal(doc);
     expect(msg).toContain('videos.create.body: unknown placeholder {modle}');
-    expect(msg).toMatch(/unknown transform "shout" .*allowed: upper, lower, string, map/);
+    expect(msg).toMatch(/unknown transform "shout" .*allowed: upper, lower, string, number, map/);
     expect(msg).toContain('map "nope" is not in videos.maps');
   });
 
