@@ -95,6 +95,7 @@ function semanticProblems(m: Manifest): string[] {
           const [name, arg] = step.split(':');
           if (!(TRANSFORMS as readonly string[]).includes(name)) out.push(`${field}: unknown transform "${name}" in {${p.name}|${p.steps.join('|')}}; allowed: ${TRANSFORMS.join(', ')}`);
           else if (name === 'map' && !maps.includes(arg)) out.push(`${field}: map "${arg ?? ''}" is not in videos.maps (${maps.join(', ') || 'none'})`);
+          else if (name === 'or' && !isRequestName(arg ?? '')) out.push(`${field}: unknown placeholder {${arg ?? ''}} after or: in {${p.name}|${p.steps.join('|')}}`);
         }
       }
     });

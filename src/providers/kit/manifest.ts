@@ -199,6 +199,8 @@ export interface ModelSpec {
   ratios?: string[];
   fps?: number[];
   default_resolution?: string;
+  /** What it renders without a duration (the estimate, and `{default_duration}` of templates). */
+  default_duration?: number;
   facts?: Record<string, string | number | boolean>;
   /** Offered by the embedded default at this list price. */
   offer?: { modes?: VideoModeName[]; price: ModelConfig['price'] };

@@ -19,7 +19,7 @@ function scopeOf(m: Manifest, model: string, req: VideoGenerationRequest, callba
   const { resolution, ratio } = req.params;
   const tier = resolution ?? f.default_resolution;
   const frameSize = (resolution !== undefined || ratio !== undefined) && tier ? frameSizeOf(m, tier, ratio ?? m.videos.estimate.ratio ?? '16:9') : undefined;
-  return { model, req, callbackUrl, facts: f.facts, frameSize, maps: m.videos.maps ?? {}, fetched };
+  return { model, req, callbackUrl, facts: f.facts, frameSize, maps: m.videos.maps ?? {}, fetched, defaultDuration: f.default_duration };
 }
 
 /** 400s for what the provider refuses beyond the model's caps, in the manifest's words. */
@@ -54,7 +54,7 @@ export function estimateRequest(m: Manifest, model: string, req: VideoGeneration
   const f = modelFacts(m, model);
   const fps = f.fps?.[0] ?? 24;
   const frames = metaNum(req, e.metadata?.frames);
-  let seconds = req.params.duration ?? metaNum(req, e.metadata?.duration) ?? (frames ? Math.ceil(frames / fps) : undefined) ?? e.duration;
+  let seconds = req.params.duration ?? metaNum(req, e.metadata?.duration) ?? (frames ? Math.ceil(frames / fps) : undefined) ?? f.default_duration ?? e.duration;
   if (e.max_duration !== undefined) seconds = Math.min(seconds, e.max_duration);
   const fromMeta = metaStr(req, e.metadata?.resolution);
   const metaResolution = fromMeta !== undefined && e.metadata?.resolution_map ? e.metadata.resolution_map[fromMeta] : fromMeta;

@@ -28,9 +28,11 @@ export interface RequestScope {
   fetched?: Map<number, ImageBytes>;
   /** The current item of a `$each`. */
   item?: unknown;
+  /** The model's own length when the request gives none (`default_duration`). */
+  defaultDuration?: number;
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments', 'or'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url']);
 
@@ -38,7 +40,7 @@ const PARAMS = new Set(['resolution', 'ratio', 'duration', 'fps', 'seed', 'camer
 
 /** The neutral names a placeholder or a condition may read. */
 export function isRequestName(name: string): boolean {
-  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task)\.[A-Za-z0-9_.-]+$/.test(name);
+  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'default_duration', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task)\.[A-Za-z0-9_.-]+$/.test(name);
 }
 
 /** A neutral value of the request by name (lists are empty, never absent, so conditions can count them). */
@@ -49,6 +51,7 @@ export function requestValue(s: RequestScope, name: string): unknown {
   if (name === 'mode') return s.req.mode;
   if (name === 'callback_url') return s.callbackUrl;
   if (name === 'frame_size') return s.frameSize;
+  if (name === 'default_duration') return s.defaultDuration;
   if (name === 'images') return images();
   if (name === 'item') return s.item;
   if (PARAMS.has(name)) return (s.req.params as Record<string, unknown>)[name];
@@ -112,8 +115,11 @@ const PART = /\{([^{}|]+)((?:\|[^{}|]+)*)\}/g;
 /** The value of one placeholder (`name|t1|t2`), or undefined when it has none. */
 function placeholder(s: RequestScope, name: string, steps: string, lookup: (name: string) => unknown): unknown {
   let v = lookup(name);
-  if (absent(v)) return undefined;
-  for (const step of steps.split('|').filter(Boolean)) v = transform(s, v, step);
+  for (const step of steps.split('|').filter(Boolean)) {
+    // `or:NAME`: another value (a model's own default, `facts.<name>`) where this one has none.
+    if (step.startsWith('or:')) v = absent(v) ? lookup(step.slice(3)) : v;
+    else if (!absent(v)) v = transform(s, v, step);
+  }
   return absent(v) ? undefined : v;
 }
 
