@@ -7,6 +7,7 @@ import { KLING_DEFAULT_MODELS } from '../../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
+import { RUNWAY_DEFAULT_MODELS } from '../../src/providers/runway/models.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -112,6 +113,18 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[fail]', reason: /^InternalServiceFailure: / },
       { marker: '[moderation]', reason: /^content_filtered_CreationPolicyViolation: / },
       { marker: '[cancel]', reason: /^UserCancelled: / },
+    ],
+  },
+  {
+    type: 'runway',
+    models: RUNWAY_DEFAULT_MODELS,
+    channel: { api_key: 'key_runway-contract-secret-0007' },
+    routes: { create: 'runway.video.create', get: 'runway.video.get' },
+    // Runway has no expired state: its tasks end SUCCEEDED, FAILED or CANCELLED.
+    failures: [
+      { marker: '[fail]', reason: /^INTERNAL\.BAD_OUTPUT\.CODE01: / },
+      { marker: '[moderation]', reason: /^content_filtered_SAFETY\.OUTPUT\.VIDEO: / },
+      { marker: '[cancel]', reason: /^cancelled: / },
     ],
   },
 ];

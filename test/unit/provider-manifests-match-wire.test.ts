@@ -12,6 +12,11 @@ import { GEMINI } from '../../src/providers/gemini/videos.js';
 import { MINIMAX } from '../../src/providers/minimax/videos.js';
 import { VIDU2_8S_RESOLUTION, VIDU_MAX_REFERENCES, VIDU_MODELS } from '../../src/providers/vidu/wire.js';
 import { VIDU } from '../../src/providers/vidu/videos.js';
+import { RUNWAY_MODELS, RUNWAY_VERSION } from '../../src/providers/runway/wire.js';
+import { RUNWAY } from '../../src/providers/runway/videos.js';
+import { videoAdapter } from '../../src/providers/kit/video-adapter.js';
+
+const runwayAdapter = videoAdapter(RUNWAY);
 
 // The simulator plays each provider from its own wire tables (src/providers/<type>/wire.ts,
 // written from the provider's docs); the gateway reads the same facts from the provider's
@@ -72,6 +77,23 @@ describe('manifests agree with the simulator wire tables', () => {
     expect(rules).toContain(`"not_in":["${VIDU2_8S_RESOLUTION}"]`);
     expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES.viduq2 + 1}`);
     expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES['vidu2.0'] + 1}`);
+  });
+
+  it('Runway: modes, durations, the ratios each endpoint takes as pixel sizes, the version header', () => {
+    for (const [model, f] of Object.entries(RUNWAY_MODELS)) {
+      const c = caps('runway', model);
+      expect(c.modes, model).toEqual([...(f.text ? ['text'] : []), 'first_frame', ...(f.lastFrame ? ['first_last_frame'] : [])]);
+      expect(c.durations, model).toEqual(f.durations);
+      const sent = (mode: 'text' | 'first_frame', ratio: string, resolution: string) =>
+        runwayAdapter.createCall(model, { prompt: 'x', mode, images: mode === 'text' ? [] : [{ url: 'https://e/a.png', role: 'first_frame' }], params: { ratio, resolution }, metadata: {} }).body.ratio;
+      const offered = (mode: 'text' | 'first_frame') =>
+        (c.resolutions ?? []).flatMap((r) => (c.ratios ?? []).filter((q) => !(mode === 'text' && model === 'gen4.5' && !['16:9', '9:16'].includes(q))).map((q) => [r, q])).filter(([r, q]) => (RUNWAY.videos.frame_sizes?.[r] as Record<string, string>)[q]);
+      expect(offered('first_frame').map(([r, q]) => sent('first_frame', q, r)).sort(), model).toEqual([...f.imageRatios].sort());
+      if (f.text) expect(offered('text').map(([r, q]) => sent('text', q, r)).sort(), model).toEqual([...f.textRatios].sort());
+      expect(f.imageRatios).toContain(modelFacts(RUNWAY, model).facts.ratio);
+      expect(f.durationOptional || modelFacts(RUNWAY, model).default_duration !== undefined).toBe(true);
+    }
+    expect(RUNWAY.api.headers).toEqual({ 'X-Runway-Version': RUNWAY_VERSION });
   });
 
   it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {
