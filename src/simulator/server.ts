@@ -10,6 +10,7 @@ import { wanVideoRoutes } from './wan-video.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
 import { viduVideoRoutes } from './vidu-video.js';
 import { runwayVideoRoutes } from './runway-video.js';
+import { lumaVideoRoutes } from './luma-video.js';
 import { imageRoutes } from './images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
@@ -72,7 +73,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...viduVideoRoutes(), ...runwayVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...viduVideoRoutes(), ...runwayVideoRoutes(), ...lumaVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(

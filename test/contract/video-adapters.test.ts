@@ -8,6 +8,7 @@ import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
 import { RUNWAY_DEFAULT_MODELS } from '../../src/providers/runway/models.js';
+import { LUMA_DEFAULT_MODELS } from '../../src/providers/luma/models.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -125,6 +126,18 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[fail]', reason: /^INTERNAL\.BAD_OUTPUT\.CODE01: / },
       { marker: '[moderation]', reason: /^content_filtered_SAFETY\.OUTPUT\.VIDEO: / },
       { marker: '[cancel]', reason: /^cancelled: / },
+    ],
+  },
+  {
+    type: 'luma',
+    models: LUMA_DEFAULT_MODELS,
+    channel: { api_key: 'luma-contract-secret-0008' },
+    routes: { create: 'luma.video.create', get: 'luma.video.get' },
+    // Luma has one failed state; its failure_reason words the cause.
+    failures: [
+      { marker: '[fail]', reason: /^failed: Generation failed due to an internal error/ },
+      { marker: '[moderation]', reason: /^failed: Your request was flagged by our moderation system/ },
+      { marker: '[expire]', reason: /^failed: Generation timed out/ },
     ],
   },
 ];

@@ -15,6 +15,8 @@ import { VIDU } from '../../src/providers/vidu/videos.js';
 import { RUNWAY_MODELS, RUNWAY_VERSION } from '../../src/providers/runway/wire.js';
 import { RUNWAY } from '../../src/providers/runway/videos.js';
 import { videoAdapter } from '../../src/providers/kit/video-adapter.js';
+import { LUMA_MODELS, LUMA_RATIOS } from '../../src/providers/luma/wire.js';
+import { LUMA } from '../../src/providers/luma/videos.js';
 
 const runwayAdapter = videoAdapter(RUNWAY);
 
@@ -94,6 +96,18 @@ describe('manifests agree with the simulator wire tables', () => {
       expect(f.durationOptional || modelFacts(RUNWAY, model).default_duration !== undefined).toBe(true);
     }
     expect(RUNWAY.api.headers).toEqual({ 'X-Runway-Version': RUNWAY_VERSION });
+  });
+
+  it('Luma: durations (as Luma words them), resolutions, default resolution, ratios, keyframes', () => {
+    const adapter = videoAdapter(LUMA);
+    for (const [model, f] of Object.entries(LUMA_MODELS)) {
+      const c = caps('luma', model);
+      expect(c, model).toEqual({ modes: ['text', 'first_frame', 'first_last_frame'], durations: f.durations.map((d) => Number(d.replace('s', ''))), resolutions: f.resolutions, ratios: LUMA_RATIOS });
+      expect(modelFacts(LUMA, model).default_resolution).toBe(f.defaultResolution);
+      for (const d of c.durations!) expect(f.durations).toContain(adapter.createCall(model, { prompt: 'x', mode: 'text', images: [], params: { duration: d }, metadata: {} }).body.duration);
+    }
+    const body = adapter.createCall('ray-2', { prompt: 'x', mode: 'first_last_frame', images: [{ url: 'https://e/a.png', role: 'first_frame' }, { url: 'https://e/b.png', role: 'last_frame' }], params: {}, metadata: {} }).body;
+    expect(body.keyframes).toEqual({ frame0: { type: 'image', url: 'https://e/a.png' }, frame1: { type: 'image', url: 'https://e/b.png' } });
   });
 
   it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {
