@@ -177,6 +177,8 @@ export interface VideosSpec {
   /** A ratio must be in the frame-size table at the resolution (text mode). */
   strict_ratios?: boolean;
   inline_images?: { types: string[] };
+  /** Hook: image upload. Each client image (fetched as for inline_images) is POSTed as multipart `field` to `path`; `{image.<role>|uploaded}` is the id the answer keeps at `id`. */
+  upload_images?: { path: string; field: string; id: string };
   maps?: Record<string, Record<string, string>>;
   rules?: RuleSpec[];
   create: CreateVariant | CreateVariant[];

@@ -28,11 +28,13 @@ export interface RequestScope {
   fetched?: Map<number, ImageBytes>;
   /** The current item of a `$each`. */
   item?: unknown;
+  /** Provider ids of the client's images uploaded first, by the image's index (hook: image upload). */
+  uploaded?: Map<number, unknown>;
   /** The model's own length when the request gives none (`default_duration`). */
   defaultDuration?: number;
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments', 'or'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments', 'or', 'uploaded'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url']);
 
@@ -94,6 +96,11 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return bytesOf(s, v).base64;
     case 'mime':
       return bytesOf(s, v).mimeType;
+    case 'uploaded': {
+      const id = v instanceof ImageRef ? s.uploaded?.get(v.index) : undefined;
+      if (id === undefined) throw new Error('an image id was sent without the image being uploaded first');
+      return id;
+    }
     case 'data_url': {
       const b = bytesOf(s, v);
       return `data:${b.mimeType};base64,${b.base64}`;
