@@ -15,13 +15,14 @@ import { simulator } from './simulator/index.js';
 import { vidu } from './vidu/index.js';
 import { runway } from './runway/index.js';
 import { luma } from './luma/index.js';
+import { pixverse } from './pixverse/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
  * default's channels and the adapter of each call all come from here. Adding a provider is adding
  * its folder and one line.
  */
-export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, vidu, runway, luma, simulator];
+export const PROVIDERS: readonly Provider[] = [openai, anthropic, ark, gemini, kling, dashscope, minimax, vidu, runway, luma, pixverse, simulator];
 
 const BY_TYPE = new Map(PROVIDERS.map((p) => [p.type, p]));
 

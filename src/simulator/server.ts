@@ -11,6 +11,7 @@ import { hailuoVideoRoutes } from './hailuo-video.js';
 import { viduVideoRoutes } from './vidu-video.js';
 import { runwayVideoRoutes } from './runway-video.js';
 import { lumaVideoRoutes } from './luma-video.js';
+import { pixverseVideoRoutes } from './pixverse-video.js';
 import { imageRoutes } from './images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
@@ -73,7 +74,7 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...viduVideoRoutes(), ...runwayVideoRoutes(), ...lumaVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
+  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...viduVideoRoutes(), ...runwayVideoRoutes(), ...lumaVideoRoutes(), ...pixverseVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
 }
 
 export async function startSimulator(

@@ -9,6 +9,7 @@ import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
 import { RUNWAY_DEFAULT_MODELS } from '../../src/providers/runway/models.js';
 import { LUMA_DEFAULT_MODELS } from '../../src/providers/luma/models.js';
+import { PIXVERSE_DEFAULT_MODELS } from '../../src/providers/pixverse/models.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -139,6 +140,19 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[moderation]', reason: /^failed: Your request was flagged by our moderation system/ },
       { marker: '[expire]', reason: /^failed: Generation timed out/ },
     ],
+  },
+  {
+    type: 'pixverse',
+    models: PIXVERSE_DEFAULT_MODELS,
+    channel: { api_key: 'pixverse-contract-secret-0009' },
+    routes: { create: 'pixverse.video.create', get: 'pixverse.video.get' },
+    // Pixverse ends a video done (1), refused by moderation (7) or failed (8).
+    failures: [
+      { marker: '[fail]', reason: /^generation_failed: / },
+      { marker: '[moderation]', reason: /^content_filtered: / },
+    ],
+    // The gateway fetches the frames and uploads them to Pixverse first.
+    inlineImages: true,
   },
 ];
 

@@ -17,6 +17,8 @@ import { RUNWAY } from '../../src/providers/runway/videos.js';
 import { videoAdapter } from '../../src/providers/kit/video-adapter.js';
 import { LUMA_MODELS, LUMA_RATIOS } from '../../src/providers/luma/wire.js';
 import { LUMA } from '../../src/providers/luma/videos.js';
+import { PIXVERSE_1080P_DURATION, PIXVERSE_IMAGE_TYPES, PIXVERSE_MODELS, PIXVERSE_RATIOS } from '../../src/providers/pixverse/wire.js';
+import { PIXVERSE } from '../../src/providers/pixverse/videos.js';
 
 const runwayAdapter = videoAdapter(RUNWAY);
 
@@ -108,6 +110,12 @@ describe('manifests agree with the simulator wire tables', () => {
     }
     const body = adapter.createCall('ray-2', { prompt: 'x', mode: 'first_last_frame', images: [{ url: 'https://e/a.png', role: 'first_frame' }, { url: 'https://e/b.png', role: 'last_frame' }], params: {}, metadata: {} }).body;
     expect(body.keyframes).toEqual({ frame0: { type: 'image', url: 'https://e/a.png' }, frame1: { type: 'image', url: 'https://e/b.png' } });
+  });
+
+  it('Pixverse: qualities, durations, ratios, the 1080p length rule, the image types its upload takes', () => {
+    for (const [model, f] of Object.entries(PIXVERSE_MODELS)) expect(caps('pixverse', model), model).toEqual({ modes: ['text', 'first_frame', 'first_last_frame'], durations: f.durations, resolutions: f.qualities, ratios: PIXVERSE_RATIOS });
+    expect(JSON.stringify(PIXVERSE.videos.rules)).toContain(`"not_in":[${PIXVERSE_1080P_DURATION}]`);
+    expect(PIXVERSE.videos.inline_images?.types).toEqual(PIXVERSE_IMAGE_TYPES);
   });
 
   it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {
