@@ -76,7 +76,7 @@ describe('manifests agree with the simulator wire tables', () => {
       expect(modelFacts(VIDU, model).default_resolution, model).toBe(f.defaultResolution);
       if (f.startEndDurations.length && f.startEndDurations.length < f.durations.length) expect(Math.max(...f.startEndDurations)).toBe(8);
     }
-    const rules = JSON.stringify(VIDU.videos.rules);
+    const rules = JSON.stringify(VIDU.videos?.rules);
     expect(rules).toContain('"min":9');
     expect(rules).toContain(`"not_in":["${VIDU2_8S_RESOLUTION}"]`);
     expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES.viduq2 + 1}`);
@@ -91,7 +91,7 @@ describe('manifests agree with the simulator wire tables', () => {
       const sent = (mode: 'text' | 'first_frame', ratio: string, resolution: string) =>
         runwayAdapter.createCall(model, { prompt: 'x', mode, images: mode === 'text' ? [] : [{ url: 'https://e/a.png', role: 'first_frame' }], params: { ratio, resolution }, metadata: {} }).body.ratio;
       const offered = (mode: 'text' | 'first_frame') =>
-        (c.resolutions ?? []).flatMap((r) => (c.ratios ?? []).filter((q) => !(mode === 'text' && model === 'gen4.5' && !['16:9', '9:16'].includes(q))).map((q) => [r, q])).filter(([r, q]) => (RUNWAY.videos.frame_sizes?.[r] as Record<string, string>)[q]);
+        (c.resolutions ?? []).flatMap((r) => (c.ratios ?? []).filter((q) => !(mode === 'text' && model === 'gen4.5' && !['16:9', '9:16'].includes(q))).map((q) => [r, q])).filter(([r, q]) => (RUNWAY.videos!.frame_sizes?.[r] as Record<string, string>)[q]);
       expect(offered('first_frame').map(([r, q]) => sent('first_frame', q, r)).sort(), model).toEqual([...f.imageRatios].sort());
       if (f.text) expect(offered('text').map(([r, q]) => sent('text', q, r)).sort(), model).toEqual([...f.textRatios].sort());
       expect(f.imageRatios).toContain(modelFacts(RUNWAY, model).facts.ratio);
@@ -114,8 +114,8 @@ describe('manifests agree with the simulator wire tables', () => {
 
   it('Pixverse: qualities, durations, ratios, the 1080p length rule, the image types its upload takes', () => {
     for (const [model, f] of Object.entries(PIXVERSE_MODELS)) expect(caps('pixverse', model), model).toEqual({ modes: ['text', 'first_frame', 'first_last_frame'], durations: f.durations, resolutions: f.qualities, ratios: PIXVERSE_RATIOS });
-    expect(JSON.stringify(PIXVERSE.videos.rules)).toContain(`"not_in":[${PIXVERSE_1080P_DURATION}]`);
-    expect(PIXVERSE.videos.inline_images?.types).toEqual(PIXVERSE_IMAGE_TYPES);
+    expect(JSON.stringify(PIXVERSE.videos!.rules)).toContain(`"not_in":[${PIXVERSE_1080P_DURATION}]`);
+    expect(PIXVERSE.videos!.inline_images?.types).toEqual(PIXVERSE_IMAGE_TYPES);
   });
 
   it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {

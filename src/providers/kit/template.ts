@@ -28,15 +28,26 @@ export interface RequestScope {
   fetched?: Map<number, ImageBytes>;
   /** The current item of a `$each`. */
   item?: unknown;
+  /** The names of another capability's request (images): read here instead of `req`. */
+  lookup?: (name: string) => unknown;
   /** Provider ids of the client's images uploaded first, by the image's index (hook: image upload). */
   uploaded?: Map<number, unknown>;
   /** The model's own length when the request gives none (`default_duration`). */
   defaultDuration?: number;
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments', 'or', 'uploaded'] as const;
+/** A file part of a multipart body (the `file` transform): the bytes and their type. */
+export class FileValue {
+  constructor(
+    readonly bytes: Buffer,
+    readonly mimeType: string,
+    readonly filename: string,
+  ) {}
+}
+
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments', 'or', 'uploaded'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
-export const FETCHING = new Set(['base64', 'mime', 'data_url']);
+export const FETCHING = new Set(['base64', 'mime', 'data_url', 'file']);
 
 const PARAMS = new Set(['resolution', 'ratio', 'duration', 'fps', 'seed', 'camera_fixed', 'watermark', 'generate_audio', 'draft', 'service_tier', 'execution_expires_after', 'return_last_frame']);
 
@@ -47,6 +58,7 @@ export function isRequestName(name: string): boolean {
 
 /** A neutral value of the request by name (lists are empty, never absent, so conditions can count them). */
 export function requestValue(s: RequestScope, name: string): unknown {
+  if (s.lookup) return name === 'item' ? s.item : name.startsWith('item.') ? at(s.item, name.slice(5)) : s.lookup(name);
   const images = () => s.req.images.map((img, i) => new ImageRef(img.url, img.role, i));
   if (name === 'model') return s.model;
   if (name === 'prompt') return s.req.prompt;
@@ -86,6 +98,10 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return String(v).toLowerCase();
     case 'string':
       return url ?? String(v);
+    case 'number': {
+      const n = Number(v);
+      return url === undefined && Number.isFinite(n) ? n : undefined;
+    }
     case 'map':
       return s.maps[args[0]]?.[String(v)];
     case 'replace':
@@ -104,6 +120,11 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
     case 'data_url': {
       const b = bytesOf(s, v);
       return `data:${b.mimeType};base64,${b.base64}`;
+    }
+    case 'file': {
+      const b = bytesOf(s, v);
+      const index = v instanceof ImageRef ? v.index : 0;
+      return new FileValue(Buffer.from(b.base64, 'base64'), b.mimeType, `image-${index + 1}.${b.mimeType.split('/')[1] ?? 'bin'}`);
     }
     default:
       return v;
