@@ -18,6 +18,9 @@ import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 import { vidu } from './vidu/index.js';
+import { runway } from './runway/index.js';
+import { luma } from './luma/index.js';
+import { pixverse } from './pixverse/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -34,6 +37,9 @@ export const PROVIDERS: readonly Provider[] = [
   dashscope,
   minimax,
   vidu,
+  runway,
+  luma,
+  pixverse,
   byteplus,
   jimeng,
   fal,

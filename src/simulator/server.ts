@@ -11,6 +11,9 @@ import { hailuoVideoRoutes } from './hailuo-video.js';
 import { xaiVideoRoutes } from './xai-video.js';
 import { zhipuVideoRoutes } from './zhipu-video.js';
 import { viduVideoRoutes } from './vidu-video.js';
+import { runwayVideoRoutes } from './runway-video.js';
+import { lumaVideoRoutes } from './luma-video.js';
+import { pixverseVideoRoutes } from './pixverse-video.js';
 import { jimengVideoRoutes } from './jimeng-video.js';
 import { falVideoRoutes } from './fal-video.js';
 import { replicateVideoRoutes } from './replicate-video.js';
@@ -103,6 +106,9 @@ export function simulatorRoutes(): SimRoute[] {
     ...xaiVideoRoutes(),
     ...zhipuVideoRoutes(),
     ...viduVideoRoutes(),
+    ...runwayVideoRoutes(),
+    ...lumaVideoRoutes(),
+    ...pixverseVideoRoutes(),
     ...jimengVideoRoutes(),
     ...falVideoRoutes(),
     ...replicateVideoRoutes(),
