@@ -14,8 +14,9 @@ try {
   process.exit(1);
 }
 // The server serves the web console from dist/console-web; other commands do not need it.
-const command = process.argv[2];
-if (command === undefined || command === 'serve') {
+const args = process.argv.slice(2);
+const serving = args[0] === undefined || args[0] === 'serve' || (args[0].startsWith('-') && !['-h', '--help', '-v', '--version'].includes(args[0]));
+if (serving && !args.includes('--help') && !args.includes('-h')) {
   try {
     ensureConsoleBuilt(root, say);
   } catch (err) {

@@ -26,6 +26,7 @@ import swagger from '@fastify/swagger';
 import type { Services } from './services.js';
 import { createAdmin, type AdminHooks } from './admin/index.js';
 import { registerAdminRoutes, type AdminRouteOptions } from './routes/admin/index.js';
+import { registerConsoleOffRoutes } from './routes/admin/console-off.js';
 
 export interface AppOptions {
   /** Where log lines go (tests capture them); stdout when absent. */
@@ -107,6 +108,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): FastifyInst
       registerVideosApiRoutes(api, services);
     }
     if (surface !== 'public') registerAdminRoutes(api, services, createAdmin(services, opts.admin), opts.admin);
+    else if (!config.admin.enabled) registerConsoleOffRoutes(api);
     api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
   // The hottest routes' plain requests skip Fastify's request cycle (src/front-door.ts).

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, ConfigError } from './config-file/loader.js';
+import { loadConfig, ConfigError, type LoadedConfig } from './config-file/loader.js';
+import { helpText, parseCommand, usageLine, UsageError, wantsHelp, wholeNumber, type CommandSpec } from './cli/args.js';
 import type { Config } from './config/schema.js';
 import { openStore, parseDatabaseUrl } from './store/db.js';
 import { acquireInstanceLock, InstanceLockError } from './store/instance-lock.js';
@@ -26,28 +26,7 @@ import { publishOnce } from './cluster/bus.js';
 import { WebhookSecretsRepo } from './store/repos/webhook-secrets.js';
 import { newWebhookSecret } from './tasks/webhooks/signing.js';
 
-const USAGE = `mediagate — a gateway to generative models
 
-Usage:
-  mediagate [serve]                          serve the gateway (config from MEDIAGATE_CONFIG, else the embedded default)
-  mediagate keys create --name NAME [--models a,b] [--expires ISO-8601] [--rpm N] [--concurrency N] [--credit USD] [--json]
-                       [--allow-duplicate-name]   (another active key may already carry NAME)
-  mediagate keys list [--json]
-  mediagate keys revoke ID
-  mediagate keys update ID [--name N] [--models a,b|*] [--rpm N] [--concurrency N] [--expires ISO-8601|never] [--json]
-  mediagate keys credit ID +USD | -USD        add to (or take from) a key's balance
-  mediagate keys webhook-secret ID [--json]   make (or rotate) the key's webhook signing secret; shown once
-  mediagate simulate [--port N] [--host H] [--video-seconds S]
-  mediagate admin create --name NAME [--json]   an admin token (mga-…) for the admin API and console, shown once
-  mediagate admin list [--json]
-  mediagate admin revoke ID|NAME
-  mediagate usage [--key ID] [--since ISO-8601] [--json]   totals per key and model from the usage ledger
-  mediagate reload                           every instance re-reads its config file (needs redis.url; else kill -HUP <pid>)
-  mediagate migrate
-  mediagate --version
-`;
-
-class UsageError extends Error {}
 
 // Every line the CLI prints may hold names from the database (stored before names were checked,
 // too): their control characters are written out as \uXXXX, so a name can never move the cursor,
@@ -59,12 +38,6 @@ function out(line: string): void {
 /** An error line on stderr; a message of several lines (a YAML error with its caret) keeps its line breaks. */
 function fail(message: string, tail = ''): void {
   process.stderr.write(`mediagate: ${message.split('\n').map(escapeUnsafe).join('\n')}\n${tail}`);
-}
-
-function parseNonNegInt(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, got "${v}"`);
-  return Number(v);
 }
 
 export function usdToMicros(usd: number): number {
@@ -136,208 +109,288 @@ function keyLine(k: KeyView): string {
   return `${k.id}  ${k.name}  ${k.prefix}  ${k.status}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${credit}${Number(k.owes_usd) > 0 ? `  owes=$${k.owes_usd}` : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`;
 }
 
-async function keysCommand(config: Config, argv: string[]): Promise<void> {
-  const [sub, ...rest] = argv;
-  if (sub === 'create' || sub === 'update') {
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: {
-        name: { type: 'string' },
-        models: { type: 'string' },
-        expires: { type: 'string' },
-        rpm: { type: 'string' },
-        concurrency: { type: 'string' },
-        credit: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        'allow-duplicate-name': { type: 'boolean', default: false },
-      },
-      strict: true,
-      allowPositionals: sub === 'update',
-    });
-    for (const n of ['rpm', 'concurrency'] as const) parseNonNegInt(n, values[n]);
-    const input: KeyInput = {};
-    if (values.name !== undefined) input.name = values.name;
-    // --models "" (or "*") on update allows every model again.
-    if (values.models !== undefined) input.models = values.models === '' || values.models === '*' ? null : values.models;
-    if (values.rpm !== undefined) input.rpm = values.rpm;
-    if (values.concurrency !== undefined) input.concurrency = values.concurrency;
-    // --expires never (on update) removes the expiry.
-    if (values.expires !== undefined) input.expires_at = values.expires === 'never' ? null : values.expires;
-    if (sub === 'update') {
-      const id = positionals[0];
-      if (!id || positionals.length > 1) throw new UsageError('keys update needs one key id, e.g. keys update key_abc --rpm 60');
-      if (values.credit !== undefined) throw new UsageError('keys update does not change credit; use keys credit ID +USD');
-      if (!Object.keys(input).length) throw new UsageError('keys update needs at least one of --name, --models, --rpm, --concurrency, --expires');
-      const key = await withStore(config, (s) => asCommand(async () => {
-        const a = adminOn(config, s);
-        const k = await a.keys.update(id, input);
-        await a.record('key.update', id, { ...input });
-        return k;
-      }), { mustExist: true });
-      if (values.json) out(JSON.stringify(key));
-      else out(`Updated ${keyLine(key)}`);
-      return tellInstances(config, 'keys', { key_id: id });
-    }
-    if (!values.name) throw new UsageError('keys create needs --name NAME');
-    if (values.credit !== undefined) input.credit_usd = values.credit;
-    const { key, secret } = await withStore(config, (s) =>
-      asCommand(async () => {
-        const a = adminOn(config, s);
-        const made = await a.keys.create(input, { allowDuplicateName: values['allow-duplicate-name'] });
-        await a.record('key.create', made.key.id, { name: made.key.name });
-        return made;
-      }),
-    );
-    if (values.json) out(JSON.stringify({ id: key.id, name: key.name, key: secret }));
-    else {
-      out(`Created key ${key.id} (${key.name}). It is shown only this once:`);
-      out(`  ${secret}`);
-    }
-    return;
-  }
-  if (sub === 'list') {
-    const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
-    const keys = await withStore(config, (s) => adminOn(config, s).keys.all(), { mustExist: true });
-    if (values.json) {
-      return out(
-        JSON.stringify(
-          keys.map((k) => ({
-            id: k.id,
-            name: k.name,
-            prefix: k.prefix,
-            models: k.models,
-            rpm: k.rpm,
-            concurrency: k.concurrency,
-            // Spendable balance and what running requests and tasks hold, apart (USD).
-            credit: k.credit_usd === null ? null : Number(k.credit_usd),
-            held: Number(k.held_usd),
-            // In running instances' credit leases: the key's money, kept in memory (docs/limits.md).
-            leased: Number(k.leased_usd),
-            // Real costs beyond hold and balance; the key is refused until a top-up pays it.
-            owes: Number(k.owes_usd),
-            expires_at: k.expires_at,
-            revoked: k.status === 'revoked',
-            created_at: k.created_at,
-          })),
-        ),
-      );
-    }
-    if (!keys.length) return out('No keys. Create one with: mediagate keys create --name NAME');
-    for (const k of keys) out(keyLine(k));
-    return;
-  }
-  if (sub === 'revoke') {
-    const id = rest[0];
-    if (!id) throw new UsageError('keys revoke needs a key id (see mediagate keys list)');
-    await withStore(
-      config,
-      (s) =>
-        asCommand(async () => {
-          const a = adminOn(config, s);
-          await a.keys.revoke(id).catch((err: unknown) => {
-            // Revoking twice is a mistake in the arguments (status 2), as revoking an unknown id is.
-            throw err instanceof GatewayError && err.status === 409 ? new UsageError(`no active key with id ${id}`) : err;
-          });
-          await a.record('key.revoke', id);
-        }),
-      { mustExist: true },
-    );
-    out(`Revoked ${id}.`);
-    return tellInstances(config, 'keys', { key_id: id });
-  }
-  if (sub === 'webhook-secret') {
-    const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
-    const id = positionals[0];
-    if (!id || positionals.length > 1) throw new UsageError('keys webhook-secret needs one key id (see mediagate keys list)');
-    const secret = newWebhookSecret();
-    const rotated = await withStore(
-      config,
-      async (s) => {
-        const key = await new KeysRepo(s.db).findById(id);
-        if (!key || key.revoked_at !== null) throw new UsageError(`no active key with id ${id}`);
-        const repo = new WebhookSecretsRepo(s.db);
-        const had = !!(await repo.get(id));
-        const now = Date.now();
-        await repo.rotate(id, secret, now, now + config.webhooks.rotation_grace_s * 1000);
-        return had;
-      },
-      { mustExist: true },
-    );
-    if (values.json) return out(JSON.stringify({ key_id: id, secret, rotated }));
-    out(secret);
-    out(
-      rotated
-        ? `Rotated. Webhooks are signed with this secret and, for ${config.webhooks.rotation_grace_s} s more, with the previous one too. It is not shown again.`
-        : 'Webhooks of this key are signed with this secret (Standard Webhooks). It is not shown again.',
-    );
-    return;
-  }
-  if (sub === 'credit') {
-    // Read positionally, not by parseArgs: "-5" after the id is an amount, not an option.
-    const [id, amount, ...extra] = rest;
-    if (!id || !amount || extra.length || !/^[+-]?\d+(\.\d+)?$/.test(amount)) {
-      throw new UsageError('keys credit needs a key id and an amount in USD, e.g. keys credit key_abc +10 (or -2.5 to take credit away)');
-    }
-    const key = await withStore(
-      config,
-      (s) =>
-        asCommand(async () => {
-          const a = adminOn(config, s);
-          const k = await a.keys.credit(id, amount);
-          await a.record('key.credit', id, { usd: amount, balance_usd: k.credit_usd });
-          return k;
-        }),
-      { mustExist: true },
-    );
-    return out(`Credit of ${id} is now $${key.credit_usd}${Number(key.held_usd) ? ` ($${key.held_usd} more held by running requests)` : ''}.`);
-  }
-  throw new UsageError(`unknown keys command "${sub ?? ''}"`);
+/** --config FILE: every command that reads the configuration takes it (it wins over MEDIAGATE_CONFIG). */
+const CONFIG_OPTION = { config: { type: 'string', arg: 'FILE', help: 'config file (default: $MEDIAGATE_CONFIG, else the embedded default)' } } as const;
+const JSON_OPTION = { json: { type: 'boolean', help: 'print JSON' } } as const;
+
+/** The configuration a command runs with: --config, else MEDIAGATE_CONFIG, else the embedded default. */
+function configFor(values: { config?: string }, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  return loadConfig(env, values.config ?? env.MEDIAGATE_CONFIG);
 }
 
-async function adminCommand(config: Config, argv: string[]): Promise<void> {
-  const [sub, ...rest] = argv;
-  if (sub === 'create') {
-    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
-    if (!values.name) throw new UsageError('admin create needs --name NAME');
-    const { token, secret } = await withStore(config, (s) =>
+const keyFields = {
+  name: { type: 'string', arg: 'NAME', help: 'a name to tell the key apart in lists and usage' },
+  models: { type: 'string', arg: 'a,b', help: 'the models the key may use (default: every model)' },
+  expires: { type: 'string', arg: 'ISO-8601', help: 'when the key stops working (default: never)' },
+  rpm: { type: 'string', arg: 'N', help: 'requests per minute (0: no limit)' },
+  concurrency: { type: 'string', arg: 'N', help: 'requests and tasks at once (0: no limit)' },
+} as const;
+
+const keysCreate = {
+  name: 'keys create',
+  summary: 'Create an API key (mg-…); the key is printed once.',
+  options: {
+    ...keyFields,
+    name: { ...keyFields.name, required: true },
+    credit: { type: 'string', arg: 'USD', help: 'a balance in USD the key spends (default: unlimited)' },
+    'allow-duplicate-name': { type: 'boolean', help: 'another active key may already carry NAME' },
+    ...JSON_OPTION,
+    ...CONFIG_OPTION,
+  },
+} satisfies CommandSpec;
+
+const keysUpdate = {
+  name: 'keys update',
+  summary: 'Change a key: only the options given change. --models "*" allows every model again, --expires never removes the expiry.',
+  args: ['ID'],
+  options: {
+    ...keyFields,
+    models: { ...keyFields.models, arg: 'a,b|*' },
+    expires: { ...keyFields.expires, arg: 'ISO-8601|never' },
+    credit: { type: 'string', arg: '+USD|-USD', help: 'add to (or take from) the balance, as keys credit does' },
+    ...JSON_OPTION,
+    ...CONFIG_OPTION,
+  },
+} satisfies CommandSpec;
+
+const keysList = { name: 'keys list', summary: 'List every key with its limits, balance and status.', options: { ...JSON_OPTION, ...CONFIG_OPTION } } satisfies CommandSpec;
+const keysRevoke = { name: 'keys revoke', summary: 'Revoke a key; running instances stop accepting it within 2 s.', args: ['ID'], options: { ...CONFIG_OPTION } } satisfies CommandSpec;
+const keysCredit = {
+  name: 'keys credit',
+  summary: 'Add to (+USD) or take from (-USD) a key\'s balance; a balance never goes below zero.',
+  args: ['ID', '+USD|-USD'],
+  options: { ...CONFIG_OPTION },
+} satisfies CommandSpec;
+const keysWebhookSecret = {
+  name: 'keys webhook-secret',
+  summary: 'Make (or rotate) the key\'s webhook signing secret (whsec_…); printed once.',
+  args: ['ID'],
+  options: { ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+
+function keyInput(spec: CommandSpec, values: { name?: string; models?: string; expires?: string; rpm?: string; concurrency?: string }): KeyInput {
+  for (const n of ['rpm', 'concurrency'] as const) wholeNumber(spec, n, values[n]);
+  const input: KeyInput = {};
+  if (values.name !== undefined) input.name = values.name;
+  // --models "" (or "*") on update allows every model again.
+  if (values.models !== undefined) input.models = values.models === '' || values.models === '*' ? null : values.models;
+  if (values.rpm !== undefined) input.rpm = values.rpm;
+  if (values.concurrency !== undefined) input.concurrency = values.concurrency;
+  // --expires never (on update) removes the expiry.
+  if (values.expires !== undefined) input.expires_at = values.expires === 'never' ? null : values.expires;
+  return input;
+}
+
+/** A signed amount of USD as `keys credit` and `keys update --credit` take it. */
+function signedUsd(spec: CommandSpec, amount: string): string {
+  if (!/^[+-]\d+(\.\d+)?$/.test(amount)) throw new UsageError(`${spec.name}: the amount must carry its sign, e.g. +10 to add or -2.5 to take away (got "${amount}")`, spec);
+  return amount;
+}
+
+function creditLine(id: string, key: KeyView): string {
+  return `Credit of ${id} is now $${key.credit_usd}${Number(key.held_usd) ? ` ($${key.held_usd} more held by running requests)` : ''}.`;
+}
+
+async function keysCreateCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(keysCreate, argv);
+  const { config } = configFor(values);
+  const input = keyInput(keysCreate, values);
+  if (values.credit !== undefined) input.credit_usd = values.credit;
+  const { key, secret } = await withStore(config, (s) =>
+    asCommand(async () => {
+      const a = adminOn(config, s);
+      const made = await a.keys.create(input, { allowDuplicateName: values['allow-duplicate-name'] });
+      await a.record('key.create', made.key.id, { name: made.key.name });
+      return made;
+    }),
+  );
+  if (values.json) return out(JSON.stringify({ id: key.id, name: key.name, key: secret }));
+  out(`Created key ${key.id} (${key.name}). It is shown only this once:`);
+  out(`  ${secret}`);
+}
+
+async function keysUpdateCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(keysUpdate, argv);
+  const { config } = configFor(values);
+  const id = positionals[0];
+  const input = keyInput(keysUpdate, values);
+  const credit = values.credit === undefined ? undefined : signedUsd(keysUpdate, values.credit);
+  if (!Object.keys(input).length && credit === undefined) {
+    throw new UsageError('keys update: needs at least one of --name, --models, --rpm, --concurrency, --expires, --credit', keysUpdate);
+  }
+  const key = await withStore(
+    config,
+    (s) =>
       asCommand(async () => {
         const a = adminOn(config, s);
-        const made = await a.access.create(values.name!);
-        await a.record('admin_token.create', made.token.id, { name: made.token.name });
-        return made;
+        let k = Object.keys(input).length ? await a.keys.update(id, input) : await a.keys.get(id);
+        if (Object.keys(input).length) await a.record('key.update', id, { ...input });
+        if (credit !== undefined) {
+          k = await a.keys.credit(id, credit).catch((err: unknown) => {
+            if (err instanceof GatewayError && Object.keys(input).length) err.message += ' (the other changes were saved)';
+            throw err;
+          });
+          await a.record('key.credit', id, { usd: credit, balance_usd: k.credit_usd });
+        }
+        return k;
       }),
+    { mustExist: true },
+  );
+  if (values.json) out(JSON.stringify(key));
+  else out(`Updated ${keyLine(key)}`);
+  return tellInstances(config, 'keys', { key_id: id });
+}
+
+async function keysListCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(keysList, argv);
+  const { config } = configFor(values);
+  const keys = await withStore(config, (s) => adminOn(config, s).keys.all(), { mustExist: true });
+  if (values.json) {
+    return out(
+      JSON.stringify(
+        keys.map((k) => ({
+          id: k.id,
+          name: k.name,
+          prefix: k.prefix,
+          models: k.models,
+          rpm: k.rpm,
+          concurrency: k.concurrency,
+          // Spendable balance and what running requests and tasks hold, apart (USD).
+          credit: k.credit_usd === null ? null : Number(k.credit_usd),
+          held: Number(k.held_usd),
+          // In running instances' credit leases: the key's money, kept in memory (docs/limits.md).
+          leased: Number(k.leased_usd),
+          // Real costs beyond hold and balance; the key is refused until a top-up pays it.
+          owes: Number(k.owes_usd),
+          expires_at: k.expires_at,
+          revoked: k.status === 'revoked',
+          created_at: k.created_at,
+        })),
+      ),
     );
-    if (values.json) return out(JSON.stringify({ id: token.id, name: token.name, token: secret }));
-    out(`Created admin token ${token.id} (${token.name}). It is shown only this once:`);
-    out(`  ${secret}`);
-    if (!config.admin.enabled) out('The admin API and console are off: set admin.enabled: true in the config file.');
-    return;
   }
-  if (sub === 'list') {
-    const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
-    const tokens = await withStore(config, (s) => adminOn(config, s).access.list(), { mustExist: true });
-    if (values.json) return out(JSON.stringify(tokens));
-    if (!tokens.length) return out('No admin tokens. Create one with: mediagate admin create --name NAME');
-    for (const t of tokens) out(`${t.id}  ${t.name}  ${t.prefix}  ${t.revoked_at ? 'revoked' : 'active'}  created=${t.created_at}${t.last_used_at ? '  last_used=' + t.last_used_at : ''}`);
-    return;
-  }
-  if (sub === 'revoke') {
-    const [id, ...extra] = rest;
-    if (!id || extra.length) throw new UsageError('admin revoke needs one admin token id or name (see mediagate admin list)');
-    const t = await withStore(
-      config,
-      (s) =>
-        asCommand(async () => {
-          const a = adminOn(config, s);
-          const r = await a.access.revoke(id);
-          await a.record('admin_token.revoke', r.id, { name: r.name });
-          return r;
-        }),
-      { mustExist: true },
-    );
-    return out(`Revoked admin token ${t.id} (${t.name}); its console sessions ended.`);
-  }
-  throw new UsageError(`unknown admin command "${sub ?? ''}"`);
+  if (!keys.length) return out('No keys. Create one with: npx mediagate keys create --name NAME');
+  for (const k of keys) out(keyLine(k));
+}
+
+async function keysRevokeCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(keysRevoke, argv);
+  const { config } = configFor(values);
+  const id = positionals[0];
+  await withStore(
+    config,
+    (s) =>
+      asCommand(async () => {
+        const a = adminOn(config, s);
+        await a.keys.revoke(id).catch((err: unknown) => {
+          // Revoking twice is a mistake in the arguments (status 2), as revoking an unknown id is.
+          throw err instanceof GatewayError && err.status === 409 ? new UsageError(`keys revoke: no active key with id ${id}`) : err;
+        });
+        await a.record('key.revoke', id);
+      }),
+    { mustExist: true },
+  );
+  out(`Revoked ${id}.`);
+  return tellInstances(config, 'keys', { key_id: id });
+}
+
+async function keysWebhookSecretCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(keysWebhookSecret, argv);
+  const { config } = configFor(values);
+  const id = positionals[0];
+  const secret = newWebhookSecret();
+  const rotated = await withStore(
+    config,
+    async (s) => {
+      const key = await new KeysRepo(s.db).findById(id);
+      if (!key || key.revoked_at !== null) throw new UsageError(`keys webhook-secret: no active key with id ${id}`);
+      const repo = new WebhookSecretsRepo(s.db);
+      const had = !!(await repo.get(id));
+      const now = Date.now();
+      await repo.rotate(id, secret, now, now + config.webhooks.rotation_grace_s * 1000);
+      return had;
+    },
+    { mustExist: true },
+  );
+  if (values.json) return out(JSON.stringify({ key_id: id, secret, rotated }));
+  out(secret);
+  out(
+    rotated
+      ? `Rotated. Webhooks are signed with this secret and, for ${config.webhooks.rotation_grace_s} s more, with the previous one too. It is not shown again.`
+      : 'Webhooks of this key are signed with this secret (Standard Webhooks). It is not shown again.',
+  );
+}
+
+async function keysCreditCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(keysCredit, argv);
+  const [id, amount] = positionals;
+  if (!/^[+-]?\d+(\.\d+)?$/.test(amount)) throw new UsageError(`keys credit: the amount must be USD, e.g. +10 or -2.5 (got "${amount}")`, keysCredit);
+  const { config } = configFor(values);
+  const key = await withStore(
+    config,
+    (s) =>
+      asCommand(async () => {
+        const a = adminOn(config, s);
+        const k = await a.keys.credit(id, amount);
+        await a.record('key.credit', id, { usd: amount, balance_usd: k.credit_usd });
+        return k;
+      }),
+    { mustExist: true },
+  );
+  out(creditLine(id, key));
+}
+
+const adminCreate = {
+  name: 'admin create',
+  summary: 'Create an admin token (mga-…) for the admin API and console; printed once.',
+  options: { name: { type: 'string', arg: 'NAME', help: 'who holds the token', required: true }, ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+const adminList = { name: 'admin list', summary: 'List the admin tokens.', options: { ...JSON_OPTION, ...CONFIG_OPTION } } satisfies CommandSpec;
+const adminRevoke = { name: 'admin revoke', summary: 'Revoke an admin token (by id or name); its console sessions end at once.', args: ['ID|NAME'], options: { ...CONFIG_OPTION } } satisfies CommandSpec;
+
+async function adminCreateCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(adminCreate, argv);
+  const { config } = configFor(values);
+  const name = values.name!;
+  const { token, secret } = await withStore(config, (s) =>
+    asCommand(async () => {
+      const a = adminOn(config, s);
+      const made = await a.access.create(name);
+      await a.record('admin_token.create', made.token.id, { name: made.token.name });
+      return made;
+    }),
+  );
+  if (values.json) return out(JSON.stringify({ id: token.id, name: token.name, token: secret }));
+  out(`Created admin token ${token.id} (${token.name}). It is shown only this once:`);
+  out(`  ${secret}`);
+  if (!config.admin.enabled) out('The admin API and console are off: start the server with MEDIAGATE_ADMIN=1, or set admin.enabled: true in the config file.');
+}
+
+async function adminListCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(adminList, argv);
+  const { config } = configFor(values);
+  const tokens = await withStore(config, (s) => adminOn(config, s).access.list(), { mustExist: true });
+  if (values.json) return out(JSON.stringify(tokens));
+  if (!tokens.length) return out('No admin tokens. Create one with: npx mediagate admin create --name NAME');
+  for (const t of tokens) out(`${t.id}  ${t.name}  ${t.prefix}  ${t.revoked_at ? 'revoked' : 'active'}  created=${t.created_at}${t.last_used_at ? '  last_used=' + t.last_used_at : ''}`);
+}
+
+async function adminRevokeCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(adminRevoke, argv);
+  const { config } = configFor(values);
+  const id = positionals[0];
+  const t = await withStore(
+    config,
+    (s) =>
+      asCommand(async () => {
+        const a = adminOn(config, s);
+        const r = await a.access.revoke(id);
+        await a.record('admin_token.revoke', r.id, { name: r.name });
+        return r;
+      }),
+    { mustExist: true },
+  );
+  out(`Revoked admin token ${t.id} (${t.name}); its console sessions ended.`);
 }
 
 /** With redis.url set, tells running instances at once; without, they notice by themselves (key cache: 2 s). */
@@ -359,18 +412,33 @@ class CommandFailed extends Error {}
 /** A command that cannot do what was asked (status 1), with a message saying why; no usage text. */
 class CommandError extends Error {}
 
-async function usageCommand(config: Config, argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { key: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean', default: false } },
-    strict: true,
-  });
+const usageSpec = {
+  name: 'usage',
+  summary: 'Requests, units and cost per key and model, from the usage ledger.',
+  options: {
+    key: { type: 'string', arg: 'ID', help: 'one key only' },
+    since: { type: 'string', arg: 'ISO-8601', help: 'only what happened from this time on' },
+    ...JSON_OPTION,
+    ...CONFIG_OPTION,
+  },
+} satisfies CommandSpec;
+
+async function usageCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(usageSpec, argv);
+  const { config } = configFor(values);
   let sinceMs: number | undefined;
   if (values.since !== undefined) {
     sinceMs = Date.parse(values.since);
-    if (!Number.isFinite(sinceMs)) throw new UsageError(`--since must be an ISO-8601 time, got "${values.since}"`);
+    if (!Number.isFinite(sinceMs)) throw new UsageError(`usage: --since must be an ISO-8601 time, got "${values.since}"`, usageSpec);
   }
-  const rows = await withStore(config, (s) => new UsageAdmin(new UsageReportsRepo(s.db), new UsageRepo(s.db)).totals({ keyId: values.key, sinceMs }), { mustExist: true });
+  const { rows, names } = await withStore(
+    config,
+    async (s) => ({
+      rows: await new UsageAdmin(new UsageReportsRepo(s.db), new UsageRepo(s.db)).totals({ keyId: values.key, sinceMs }),
+      names: new Map((await new KeysRepo(s.db).list()).map((k) => [k.id, k.name])),
+    }),
+    { mustExist: true },
+  );
   const total = rows.reduce(
     (t, r) => ({
       requests: t.requests + r.requests,
@@ -387,16 +455,17 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
       JSON.stringify({
         key: values.key ?? null,
         since: sinceMs === undefined ? null : new Date(sinceMs).toISOString(),
-        rows: rows.map((r) => ({ ...r, cost_usd: usd(r.cost_micros), overage_usd: usd(r.overage_micros) })),
+        rows: rows.map((r) => ({ ...r, key_name: names.get(r.key_id) ?? null, cost_usd: usd(r.cost_micros), overage_usd: usd(r.overage_micros) })),
         total: { ...total, cost_usd: usd(total.cost_micros), overage_usd: usd(total.overage_micros) },
       }),
     );
   }
   if (!rows.length) return out('No usage recorded' + (values.key ? ` for ${values.key}` : '') + (values.since ? ` since ${values.since}` : '') + '.');
   // OVERAGE: the part of COST that neither the holds nor the balance covered (what the key owes or owed).
-  const table: string[][] = [['KEY', 'MODEL', 'REQUESTS', 'INPUT', 'OUTPUT', 'COST', 'OVERAGE']];
-  const line = (key: string, model: string, r: Omit<UsageTotal, 'key_id' | 'model'>) => [
+  const table: string[][] = [['KEY', 'NAME', 'MODEL', 'REQUESTS', 'INPUT', 'OUTPUT', 'COST', 'OVERAGE']];
+  const line = (key: string, name: string, model: string, r: Omit<UsageTotal, 'key_id' | 'model'>) => [
     key,
+    name,
     model,
     String(r.requests),
     String(r.input_units),
@@ -405,13 +474,13 @@ async function usageCommand(config: Config, argv: string[]): Promise<void> {
     microsToUsd(r.overage_micros),
   ];
   // Requests refused before a model was read (key rate limits) have no model.
-  for (const r of rows) table.push(line(r.key_id, r.model || '-', r));
-  table.push(line('TOTAL', '', total));
+  for (const r of rows) table.push(line(r.key_id, names.get(r.key_id) ?? '-', r.model || '-', r));
+  table.push(line('TOTAL', '', '', total));
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-  for (const row of table) out(row.map((c, i) => (i >= 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
+  for (const row of table) out(row.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
 }
 
-async function serve(config: Config, source: string): Promise<void> {
+async function serve(config: Config, source: string, reload: () => Config): Promise<void> {
   const file = sqliteFile(config);
   const lock = file ? acquireInstanceLock(file) : null;
   let services;
@@ -424,7 +493,7 @@ async function serve(config: Config, source: string): Promise<void> {
   // The cluster starts after the apps; an admin reload before then finds none and is refused.
   let cluster: Awaited<ReturnType<typeof startCluster>> | null = null;
   const adminOptions = {
-    reload: async () => ({ ok: cluster ? await cluster.reloadAndTell('admin API') : false }),
+    reload: async () => (cluster ? await cluster.reloadAndTell('admin API') : { ok: false, error: 'the instance is still starting' }),
     // Other instances drop their cached keys at once (without Redis: within their 2 s cache).
     keysChanged: async () => {
       if (config.redis.url) await publishOnce({ url: config.redis.url, key_prefix: config.redis.key_prefix }, 'keys').catch(() => undefined);
@@ -437,7 +506,7 @@ async function serve(config: Config, source: string): Promise<void> {
   const created = await services.keys.createFirst({ name: 'default', keyHash: hashApiKey(candidate), keyPrefix: displayPrefix(candidate) }, services.store.dialect);
   const firstKey = created ? candidate : null;
   // SIGHUP: re-read the config file, swap the catalog, tell the other instances (docs/deployment.md).
-  const started = await startCluster(services, { load: () => loadConfig().config, log: app.log });
+  const started = await startCluster(services, { load: reload, log: app.log });
   cluster = started;
   process.on('SIGHUP', () => void started.reloadAndTell('SIGHUP'));
   let closing = false;
@@ -481,76 +550,189 @@ async function serve(config: Config, source: string): Promise<void> {
     const base = address.replace('://0.0.0.0', '://127.0.0.1').replace('://[::]', '://127.0.0.1');
     out('No key existed, so a key named "default" was created. It is shown only this once:');
     out(`  ${firstKey}`);
-    out('Try it:');
-    out(`  curl -s ${base}/v1/models -H "Authorization: Bearer ${firstKey}"`);
+    // The two variables every example in the docs uses (README, "Quick start").
+    out("Try it (the docs' examples use these two variables):");
+    out(`  export MEDIAGATE_URL=${base} MEDIAGATE_KEY=${firstKey}`);
+    out('  curl -s $MEDIAGATE_URL/v1/models -H "Authorization: Bearer $MEDIAGATE_KEY"');
   }
 }
 
+const serveSpec = {
+  name: 'serve',
+  summary: 'Serve the gateway (the default command). The config comes from --config, else $MEDIAGATE_CONFIG, else the embedded default.',
+  options: {
+    port: { type: 'string', arg: 'N', help: 'listen on this port (wins over server.port and $PORT; 0: any free port)' },
+    host: { type: 'string', arg: 'HOST', help: 'listen on this address (wins over server.host and $HOST)' },
+    ...CONFIG_OPTION,
+  },
+} satisfies CommandSpec;
+
+async function serveCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(serveSpec, argv);
+  wholeNumber(serveSpec, 'port', values.port);
+  // --port and --host act as PORT and HOST do, on a reload (SIGHUP) too.
+  const env = { ...process.env, ...(values.port !== undefined ? { PORT: values.port } : {}), ...(values.host !== undefined ? { HOST: values.host } : {}) };
+  const { config, source } = configFor(values, env);
+  await serve(config, source, () => configFor(values, env).config);
+}
+
+const simulateSpec = {
+  name: 'simulate',
+  summary: 'Run the provider simulator alone (what the embedded default runs in-process).',
+  options: {
+    port: { type: 'string', arg: 'N', help: 'listen on this port (default 9090)' },
+    host: { type: 'string', arg: 'HOST', help: 'listen on this address (default 127.0.0.1)' },
+    'video-seconds': { type: 'string', arg: 'S', help: 'how long a simulated video takes (default 10)' },
+  },
+} satisfies CommandSpec;
+
 async function simulate(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { port: { type: 'string', default: '9090' }, host: { type: 'string', default: '127.0.0.1' }, 'video-seconds': { type: 'string', default: '10' } },
-    strict: true,
-  });
-  const port = parseNonNegInt('port', values.port);
-  const videoSeconds = Number(values['video-seconds']);
-  if (!Number.isFinite(videoSeconds) || videoSeconds < 0) throw new UsageError('--video-seconds must be a non-negative number');
+  const { values } = parseCommand(simulateSpec, argv);
+  const port = wholeNumber(simulateSpec, 'port', values.port ?? '9090');
+  const videoSeconds = Number(values['video-seconds'] ?? '10');
+  if (!Number.isFinite(videoSeconds) || videoSeconds < 0) throw new UsageError('simulate: --video-seconds must be a non-negative number', simulateSpec);
   const { startSimulator } = await import('./simulator/server.js');
-  const sim = await startSimulator({ port, host: values.host, videoSeconds });
+  const sim = await startSimulator({ port, host: values.host ?? '127.0.0.1', videoSeconds });
   out(`mediagate simulator listening on ${sim.url}`);
   const stop = () => void sim.close().then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }
 
+const reloadSpec = {
+  name: 'reload',
+  summary: 'Every running instance re-reads its config file (needs redis.url; without Redis: kill -HUP <pid>).',
+  options: { ...CONFIG_OPTION },
+} satisfies CommandSpec;
+
+async function reloadCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(reloadSpec, argv);
+  const { config } = configFor(values);
+  if (!config.redis.url) throw new CommandError('reload needs redis.url to reach the instances; without Redis, send SIGHUP to each (kill -HUP <pid>)');
+  await tellInstances(config, 'reload');
+}
+
+const migrateSpec = { name: 'migrate', summary: 'Apply the database migrations and exit.', options: { ...CONFIG_OPTION } } satisfies CommandSpec;
+
+async function migrateCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(migrateSpec, argv);
+  const { config } = configFor(values);
+  await withStore(config, async () => undefined);
+  out(`Migrations applied to ${config.database.url.startsWith('sqlite:') ? config.database.url : 'PostgreSQL'}.`);
+}
+
+const versionSpec = { name: 'version', summary: 'Print the version (also: --version).' } satisfies CommandSpec;
+
 /** package.json's version; this file runs as src/main.ts (tests) or dist/main.js, both one level down. */
 function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+const providersListSpec = {
+  name: 'providers list',
+  summary: 'Every provider type, built-in or loaded from providers.dir, with its capabilities and models.',
+  options: { ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+
+const providersCheckSpec = {
+  name: 'providers check',
+  summary: 'Validate a provider manifest and print the upstream requests it would send (calls nothing).',
+  args: ['FILE'],
+  options: { ...JSON_OPTION },
+} satisfies CommandSpec;
+
+async function providersListCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(providersListSpec, argv);
+  if ((await import('./cli-providers.js')).listProviders(values.json === true, values.config) !== 0) throw new CommandFailed();
+}
+
+async function providersCheckCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(providersCheckSpec, argv);
+  if ((await (await import('./cli-providers.js')).checkManifest(positionals[0], values.json === true)) !== 0) throw new CommandFailed();
+}
+
+interface Command {
+  spec: CommandSpec;
+  /** Runs the command; true when it keeps running (a server) and the process must not exit. */
+  run(argv: string[]): Promise<void | 'running'>;
+}
+
+/** Every command, in the order `mediagate --help` lists them. */
+export const COMMANDS: Command[] = [
+  { spec: serveSpec, run: async (a) => (await serveCommand(a), 'running') },
+  { spec: keysCreate, run: keysCreateCommand },
+  { spec: keysList, run: keysListCommand },
+  { spec: keysUpdate, run: keysUpdateCommand },
+  { spec: keysCredit, run: keysCreditCommand },
+  { spec: keysRevoke, run: keysRevokeCommand },
+  { spec: keysWebhookSecret, run: keysWebhookSecretCommand },
+  { spec: adminCreate, run: adminCreateCommand },
+  { spec: adminList, run: adminListCommand },
+  { spec: adminRevoke, run: adminRevokeCommand },
+  { spec: usageSpec, run: usageCommand },
+  { spec: reloadSpec, run: reloadCommand },
+  { spec: providersListSpec, run: providersListCommand },
+  { spec: providersCheckSpec, run: providersCheckCommand },
+  { spec: migrateSpec, run: migrateCommand },
+  { spec: simulateSpec, run: async (a) => (await simulate(a), 'running') },
+  { spec: versionSpec, run: async (a) => (parseCommand(versionSpec, a), out(`mediagate ${packageVersion()}`)) },
+];
+
+function overview(): string {
+  const lines = ['mediagate — a gateway to generative models', '', 'Usage:'];
+  for (const { spec } of COMMANDS) lines.push(`  ${usageLine(spec)}`, `      ${spec.summary}`);
+  lines.push('', 'Run `npx mediagate <command> --help` for one command (e.g. `npx mediagate keys create --help`).');
+  return lines.join('\n') + '\n';
+}
+
+/** The commands of a group (`keys`, `admin`…): the words after the group name. */
+function groupOf(word: string): Command[] {
+  return COMMANDS.filter((c) => c.spec.name.startsWith(`${word} `));
+}
+
+function groupHelp(word: string): string {
+  const lines = [`Usage: mediagate ${word} <command>`, '', 'Commands:'];
+  for (const { spec } of groupOf(word)) lines.push(`  ${usageLine(spec)}`, `      ${spec.summary}`);
+  return lines.join('\n') + '\n';
+}
+
+/** The command the arguments name and the arguments left for it; a group without a known command is a UsageError. */
+function findCommand(argv: string[]): { command: Command; rest: string[] } | { help: string } {
+  const [first = 'serve', second] = argv;
+  // `mediagate --port 8080` and `mediagate --config f.yaml` serve, as `mediagate` alone does.
+  if (first.startsWith('-') && !['-h', '--help', '-v', '--version'].includes(first)) return { command: COMMANDS[0], rest: argv };
+  if (first === 'help' || first === '--help' || first === '-h') {
+    const topic = argv[1];
+    if (topic === undefined) return { help: overview() };
+    return findCommand([...argv.slice(1), '--help']);
+  }
+  if (first === '--version' || first === '-v') return { command: COMMANDS.find((c) => c.spec === versionSpec)!, rest: argv.slice(1) };
+  const group = groupOf(first);
+  if (group.length) {
+    const sub = second === undefined ? undefined : group.find((c) => c.spec.name === `${first} ${second}`);
+    if (sub) return { command: sub, rest: argv.slice(2) };
+    if (second === undefined) throw new UsageError(`${first}: needs a command: ${group.map((c) => c.spec.name.slice(first.length + 1)).join(', ')} (see npx mediagate ${first} --help)`);
+    if (second === '--help' || second === '-h') return { help: groupHelp(first) };
+    throw new UsageError(`unknown ${first} command "${second}": one of ${group.map((c) => c.spec.name.slice(first.length + 1)).join(', ')} (see npx mediagate ${first} --help)`);
+  }
+  const command = COMMANDS.find((c) => c.spec.name === first);
+  if (!command) throw new UsageError(`unknown command "${first}": one of ${[...new Set(COMMANDS.map((c) => c.spec.name.split(' ')[0]))].join(', ')} (see npx mediagate --help)`);
+  return { command, rest: argv.slice(1) };
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [cmd = 'serve', ...rest] = argv;
   try {
-    if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
-      process.stdout.write(USAGE);
+    const found = findCommand(argv);
+    if ('help' in found) {
+      process.stdout.write(found.help);
       return 0;
     }
-    if (cmd === '--version' || cmd === '-v' || cmd === 'version') {
-      out(`mediagate ${packageVersion()}`);
+    const { command, rest } = found;
+    if (wantsHelp(rest)) {
+      process.stdout.write(helpText(command.spec));
       return 0;
     }
-    if (cmd === 'simulate') {
-      await simulate(rest);
-      return -1;
-    }
-    const { config, source } = loadConfig();
-    if (cmd === 'serve') {
-      await serve(config, source);
-      return -1;
-    }
-    if (cmd === 'admin') {
-      await adminCommand(config, rest);
-      return 0;
-    }
-    if (cmd === 'keys') {
-      await keysCommand(config, rest);
-      return 0;
-    }
-    if (cmd === 'usage') {
-      await usageCommand(config, rest);
-      return 0;
-    }
-    if (cmd === 'reload') {
-      if (!config.redis.url) throw new UsageError('reload needs redis.url to reach the instances; without Redis, send SIGHUP to each (kill -HUP <pid>)');
-      await tellInstances(config, 'reload');
-      return 0;
-    }
-    if (cmd === 'migrate') {
-      await withStore(config, async () => undefined);
-      out(`Migrations applied to ${config.database.url.startsWith('sqlite:') ? config.database.url : 'PostgreSQL'}.`);
-      return 0;
-    }
-    throw new UsageError(`unknown command "${cmd}"`);
+    return (await command.run(rest)) === 'running' ? -1 : 0;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof GatewayConfigError) {
       fail(`invalid configuration: ${err.message}`);
@@ -562,11 +744,7 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     if (err instanceof UsageError) {
-      fail(err.message, `\n${USAGE}`);
-      return 2;
-    }
-    if (String((err as NodeJS.ErrnoException | undefined)?.code ?? '').startsWith('ERR_PARSE_ARGS')) {
-      fail((err as Error).message);
+      fail(err.message, err.command ? `usage: ${usageLine(err.command)}\n` : '');
       return 2;
     }
     fail((err as Error).message);

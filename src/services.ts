@@ -20,6 +20,8 @@ import { LeasesRepo } from './store/repos/leases.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
+import { providerSetOf } from './config-file/loader.js';
+import { installProviders } from './providers/index.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -67,6 +69,10 @@ export interface ServiceOptions {
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const warn = opts.warn ?? ((m: string) => process.stderr.write(`mediagate: ${m}\n`));
+  // The providers of providers.dir this config was validated with (docs/providers.md).
+  const providers = providerSetOf(config);
+  installProviders(providers);
+  for (const r of providers.refused) warn(`provider manifest refused: ${r.error}`);
   let simulator: Simulator | null = null;
   if (config.simulator.embedded && !opts.noSimulator) {
     const simOpts = { videoSeconds: config.simulator.video_seconds, urlTtlS: config.simulator.url_ttl_s };

@@ -23,6 +23,9 @@ describe('mediagate usage and key limits (CLI)', { timeout: 120_000 }, () => {
         { ...base, key_id: 'key_a', model: 'sim-image', input_units: 0, output_units: 2, cost_micros: 40_000, created_at: Date.parse('2026-03-02T00:00:00Z') },
         { ...base, key_id: 'key_b', model: 'sim-chat', status: 429, input_units: 0, output_units: 0, cost_micros: 0, created_at: Date.parse('2026-03-03T00:00:00Z') },
       ]);
+      // key_a has a name (shown beside its id); key_b is no longer in the key table.
+      await new KeysRepo(store.db).create({ name: 'app-one', keyHash: 'h'.repeat(64), keyPrefix: 'mg-test' });
+      await store.db.updateTable('api_keys').set({ id: 'key_a' }).where('name', '=', 'app-one').execute();
     } finally {
       await store.close();
     }
@@ -35,15 +38,15 @@ describe('mediagate usage and key limits (CLI)', { timeout: 120_000 }, () => {
     const table = run('usage');
     expect(table.status).toBe(0);
     const lines = table.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^KEY\s+MODEL\s+REQUESTS\s+INPUT\s+OUTPUT\s+COST\s+OVERAGE$/);
-    expect(lines[1]).toMatch(/^key_a\s+sim-chat\s+2\s+150\s+30\s+\$2\.000000\s+\$0\.120000$/);
-    expect(lines[2]).toMatch(/^key_a\s+sim-image\s+1\s+0\s+2\s+\$0\.040000\s+\$0\.000000$/);
-    expect(lines[3]).toMatch(/^key_b\s+sim-chat\s+1\s+0\s+0\s+\$0\.000000\s+\$0\.000000$/);
+    expect(lines[0]).toMatch(/^KEY\s+NAME\s+MODEL\s+REQUESTS\s+INPUT\s+OUTPUT\s+COST\s+OVERAGE$/);
+    expect(lines[1]).toMatch(/^key_a\s+app-one\s+sim-chat\s+2\s+150\s+30\s+\$2\.000000\s+\$0\.120000$/);
+    expect(lines[2]).toMatch(/^key_a\s+app-one\s+sim-image\s+1\s+0\s+2\s+\$0\.040000\s+\$0\.000000$/);
+    expect(lines[3]).toMatch(/^key_b\s+-\s+sim-chat\s+1\s+0\s+0\s+\$0\.000000\s+\$0\.000000$/);
     expect(lines[4]).toMatch(/^TOTAL\s+4\s+150\s+32\s+\$2\.040000\s+\$0\.120000$/);
 
     const json = JSON.parse(run('usage', '--json').stdout);
     expect(json.rows).toHaveLength(3);
-    expect(json.rows[0]).toEqual({ key_id: 'key_a', model: 'sim-chat', requests: 2, input_units: 150, output_units: 30, cost_micros: 2_000_000, cost_usd: 2, overage_micros: 120_000, overage_usd: 0.12 });
+    expect(json.rows[0]).toEqual({ key_id: 'key_a', key_name: 'app-one', model: 'sim-chat', requests: 2, input_units: 150, output_units: 30, cost_micros: 2_000_000, cost_usd: 2, overage_micros: 120_000, overage_usd: 0.12 });
     expect(json.total).toEqual({ requests: 4, input_units: 150, output_units: 32, cost_micros: 2_040_000, cost_usd: 2.04, overage_micros: 120_000, overage_usd: 0.12 });
   });
 

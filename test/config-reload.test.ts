@@ -57,7 +57,7 @@ describe('config reload', () => {
       raw.server.body_limit_mb = 7;
     });
     const reloader = new ConfigReloader(gw.services, () => next, log);
-    expect(await reloader.reload('test')).toBe(true);
+    expect((await reloader.reload('test')).ok).toBe(true);
     const ids = await modelIds(gw, key);
     expect(ids).toContain('sim-chat-2');
     expect(ids).not.toContain('sim-claude');
@@ -75,7 +75,7 @@ describe('config reload', () => {
       ((await (await fetch(`${gw.url}/v1/models/sim-chat-2`, { headers: { authorization: `Bearer ${key}` } })).json()) as { created: number }).created;
     const first = await created();
     next = nextConfig(gw, () => undefined);
-    expect(await reloader.reload('again')).toBe(true);
+    expect((await reloader.reload('again')).ok).toBe(true);
     expect(await created()).toBe(first);
   });
 
@@ -91,7 +91,7 @@ describe('config reload', () => {
       delete raw.models['sim-chat'];
       for (const ch of raw.channels) ch.models = ch.models.filter((m: string) => m !== 'sim-chat');
     });
-    expect(await new ConfigReloader(gw.services, () => next, log).reload('test')).toBe(true);
+    expect((await new ConfigReloader(gw.services, () => next, log).reload('test')).ok).toBe(true);
     expect((await chat(gw, key, 'sim-chat')).status).toBe(404);
     const done = await inFlight;
     expect(done.status).toBe(200);
@@ -108,13 +108,13 @@ describe('config reload', () => {
       },
       log,
     );
-    expect(await broken.reload('test')).toBe(false);
+    expect((await broken.reload('test')).ok).toBe(false);
     expect(log.lines.at(-1)).toMatchObject({ level: 'warn', msg: 'config reload failed; keeping the running config', obj: { error: 'mediagate.yaml: models.x.kind: unknown kind' } });
 
     // A simulator channel with no base_url needs the embedded simulator, which this instance has not got.
     const simless = { ...gw.services, simulator: null };
     const next = nextConfig(gw, (raw) => (raw.models['sim-chat-3'] = { kind: 'chat' }));
-    expect(await new ConfigReloader(simless, () => next, log).reload('test')).toBe(false);
+    expect((await new ConfigReloader(simless, () => next, log).reload('test')).ok).toBe(false);
     expect(await modelIds(gw, key)).toEqual(ids);
   });
 });
@@ -176,7 +176,7 @@ describe('a reload while Redis is unreachable', () => {
         raw.channels[0].models.push('sim-chat-down');
       });
       const { key } = await gw.createKey();
-      expect(await cluster.reloadAndTell('SIGHUP')).toBe(true);
+      expect((await cluster.reloadAndTell('SIGHUP')).ok).toBe(true);
       expect(await modelIds(gw, key)).toContain('sim-chat-down');
       expect((await chat(gw, key, 'sim-chat-down')).status).toBe(200);
       expect(log.lines.some((l) => l.level === 'warn' && /not sent to the other instances/.test(l.msg))).toBe(true);

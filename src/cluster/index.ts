@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { registerSecret } from '../http/redact.js';
 import { ClusterBus } from './bus.js';
-import { ConfigReloader, type ReloadLog, type ReloadTarget } from './reload.js';
+import { ConfigReloader, type ReloadLog, type ReloadReport, type ReloadTarget } from './reload.js';
 
 export interface ClusterOptions {
   /** Loads the config anew (the same file, or the embedded default, the instance started from). */
@@ -12,8 +12,8 @@ export interface ClusterOptions {
 
 /** What `serve` needs to take part in a group of instances. */
 export interface Cluster {
-  /** Reloads this instance's config and, when that worked and Redis is set, tells the others to reload theirs. */
-  reloadAndTell(reason: string): Promise<boolean>;
+  /** Reloads this instance's config and, when it applied and Redis is set, tells the others to reload theirs. */
+  reloadAndTell(reason: string): Promise<ReloadReport>;
   close(): Promise<void>;
 }
 
@@ -38,8 +38,8 @@ export async function startCluster(services: ReloadTarget & { authenticator: Aut
   }
   return {
     async reloadAndTell(reason) {
-      const ok = await reloader.reload(reason);
-      if (ok && bus) {
+      const report = await reloader.reload(reason);
+      if (!report.error && bus) {
         try {
           const n = await bus.publish('reload');
           opts.log.info({ instances: Math.max(0, n - 1) }, 'config reload sent to the other instances');
@@ -47,7 +47,7 @@ export async function startCluster(services: ReloadTarget & { authenticator: Aut
           opts.log.warn({ error: (err as Error).message }, 'config reload not sent to the other instances (Redis unreachable); reload each one with SIGHUP');
         }
       }
-      return ok;
+      return report;
     },
     async close() {
       await bus?.close();

@@ -3,13 +3,15 @@ import type { Catalog } from '../relay/catalog.js';
 import type { ModelsRepo } from '../store/repos/models.js';
 import type { Simulator } from '../simulator/server.js';
 import { registerChannelSecrets } from '../http/redact.js';
+import { providerSetOf } from '../config-file/loader.js';
+import { installedProviders, installProviders } from '../providers/index.js';
 
 /**
  * Sections a reload applies to a running instance. Everything else (listen address, database,
  * Redis, timeouts of the shared upstream client, …) is read once at start; a change there is
  * reported as needing a restart and the running value is kept.
  */
-export const RELOADABLE_SECTIONS = ['channels', 'models', 'limits'] as const;
+export const RELOADABLE_SECTIONS = ['channels', 'models', 'limits', 'providers'] as const;
 
 export interface ReloadOutcome {
   /** Model ids now in the catalog that were not before, and the reverse. */
@@ -17,6 +19,8 @@ export interface ReloadOutcome {
   removed: string[];
   /** Sections that differ in the file but only take effect after a restart. */
   needsRestart: string[];
+  /** Provider types loaded from providers.dir now in force, and the manifest files refused. */
+  providers: { loaded: string[]; refused: { file: string; error: string; kept?: string }[] };
 }
 
 export interface ReloadTarget {
@@ -46,16 +50,26 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
 
   const running = target.config;
   const before = new Set(target.catalog.all().map((m) => m.id));
+  // The loaded providers change with the channels that use them: a task read after this point
+  // is read by the manifest now in force.
+  const providers = providerSetOf(next);
+  installProviders(providers);
   running.channels = next.channels;
   running.models = next.models;
   running.limits = next.limits;
+  running.providers = next.providers;
   target.catalog.replace(running, firstSeen);
   const after = new Set(target.catalog.all().map((m) => m.id));
 
   const needsRestart = (Object.keys(next) as (keyof Config)[]).filter(
     (s) => !(RELOADABLE_SECTIONS as readonly string[]).includes(s) && JSON.stringify(next[s]) !== JSON.stringify(running[s]),
   );
-  return { added: [...after].filter((id) => !before.has(id)), removed: [...before].filter((id) => !after.has(id)), needsRestart };
+  return {
+    added: [...after].filter((id) => !before.has(id)),
+    removed: [...before].filter((id) => !after.has(id)),
+    needsRestart,
+    providers: { loaded: [...providers.loaded.keys()], refused: [...providers.refused] },
+  };
 }
 
 export interface ReloadLog {
@@ -64,9 +78,23 @@ export interface ReloadLog {
 }
 
 /**
- * Re-reads the config (SIGHUP, `mediagate reload`, or a peer's reload message) and applies it.
- * Reloads run one after another, each reading the file anew. A file that does not load or apply
- * leaves the running config untouched: the instance keeps serving.
+ * What a reload did: `ok` when the config and every manifest of providers.dir loaded. A file that
+ * does not load or apply leaves everything as it was (`error`); a refused manifest leaves only
+ * itself out (or its previous version in force) while the rest of the reload applies.
+ */
+export interface ReloadReport {
+  ok: boolean;
+  /** Why the config did not load or apply (the running config is unchanged). */
+  error?: string;
+  added: string[];
+  removed: string[];
+  needs_restart: string[];
+  providers: ReloadOutcome['providers'];
+}
+
+/**
+ * Re-reads the config (SIGHUP, `mediagate reload`, the admin API, or a peer's reload message) and
+ * applies it. Reloads run one after another, each reading the file anew.
  */
 export class ConfigReloader {
   private chain: Promise<unknown> = Promise.resolve();
@@ -77,24 +105,28 @@ export class ConfigReloader {
     private readonly log: ReloadLog,
   ) {}
 
-  /** Resolves true when the new config is in effect. */
-  reload(reason: string): Promise<boolean> {
+  reload(reason: string): Promise<ReloadReport> {
     const run = this.chain.then(() => this.run(reason));
     this.chain = run;
     return run;
   }
 
-  private async run(reason: string): Promise<boolean> {
+  private async run(reason: string): Promise<ReloadReport> {
     try {
       const outcome = await applyConfig(this.target, this.load());
-      this.log.info({ reason, added: outcome.added, removed: outcome.removed }, 'config reloaded');
+      const { loaded, refused } = outcome.providers;
+      this.log.info({ reason, added: outcome.added, removed: outcome.removed, ...(loaded.length ? { providers: loaded } : {}) }, 'config reloaded');
+      for (const r of refused) {
+        this.log.warn({ file: r.file, error: r.error, ...(r.kept ? { kept: r.kept } : {}) }, r.kept ? 'provider manifest refused; its previous version stays in force' : 'provider manifest refused');
+      }
       if (outcome.needsRestart.length) {
         this.log.warn({ sections: outcome.needsRestart }, 'config reload: these sections changed but take effect only after a restart; running values kept');
       }
-      return true;
+      return { ok: refused.length === 0, added: outcome.added, removed: outcome.removed, needs_restart: outcome.needsRestart, providers: outcome.providers };
     } catch (err) {
-      this.log.warn({ reason, error: (err as Error).message }, 'config reload failed; keeping the running config');
-      return false;
+      const error = (err as Error).message;
+      this.log.warn({ reason, error }, 'config reload failed; keeping the running config');
+      return { ok: false, error, added: [], removed: [], needs_restart: [], providers: { loaded: [...installedProviders().loaded.keys()], refused: [] } };
     }
   }
 }

@@ -4,7 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from '../config/schema.js';
 import { embeddedDefault } from './defaults.js';
-import { providerFor, providerTypes } from '../providers/index.js';
+import { installedProviders, isBuiltInType, NO_PROVIDERS, providerFor, providerTypes, type ProviderSet } from '../providers/index.js';
+import { loadProviderDir, ProviderDirError } from '../providers/kit/dir.js';
 import { proxyEntryProblem } from '../http/forwarded.js';
 import { escapeUnsafe, unsafeNameProblem } from '../http/names.js';
 
@@ -58,6 +59,12 @@ function anchorStorageDir(raw: Record<string, unknown>, configPath: string): voi
   if (storage && typeof storage.dir === 'string' && storage.dir && !isAbsolute(storage.dir)) storage.dir = resolve(dirname(resolve(configPath)), storage.dir);
 }
 
+/** A relative `providers.dir` is relative to the config file too. */
+function anchorProvidersDir(raw: Record<string, unknown>, configPath: string): void {
+  const providers = raw.providers as Record<string, unknown> | undefined;
+  if (providers && typeof providers.dir === 'string' && providers.dir && !isAbsolute(providers.dir)) providers.dir = resolve(dirname(resolve(configPath)), providers.dir);
+}
+
 /** Why a value failed its schema: a union of literals lists what it may be. */
 function schemaMessage(error: { message: string; schema: unknown; value: unknown }): string {
   if (error.message.startsWith('Unexpected property')) return 'unknown field';
@@ -94,6 +101,45 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: Env): void {
   if (env.DATABASE_URL) section('database').url = env.DATABASE_URL;
   if (env.REDIS_URL) section('redis').url = env.REDIS_URL;
   if (env.LOG_LEVEL) section('log').level = env.LOG_LEVEL;
+  // The two settings a newcomer reaches for first: the console, and webhooks to a local receiver.
+  const flag = (name: string): boolean | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    if (/^(true|1|yes|on)$/i.test(v)) return true;
+    if (/^(false|0|no|off)$/i.test(v)) return false;
+    throw new ConfigError(`config: ${name}: must be true or false, got "${v}"`);
+  };
+  const admin = flag('MEDIAGATE_ADMIN_ENABLED');
+  if (admin !== undefined) section('admin').enabled = admin;
+  const insecure = flag('MEDIAGATE_WEBHOOKS_ALLOW_INSECURE');
+  if (insecure !== undefined) section('webhooks').allow_insecure = insecure;
+}
+
+/**
+ * `extends: embedded`: the file's fields laid over the embedded default. Mappings merge field by
+ * field; `channels` are added to the default's (a channel of the same name replaces the default's);
+ * any other list, and every plain value, replaces the default's.
+ */
+function overEmbedded(file: Record<string, unknown>, env: Env, path: string): Record<string, unknown> {
+  const base = file.extends;
+  delete file.extends;
+  if (base !== 'embedded') throw new ConfigError(`${path}: extends: must be "embedded" (the embedded default is the only base), got ${JSON.stringify(base)}`);
+  const merged = merge(embeddedDefault(env), file) as Record<string, unknown>;
+  if (Array.isArray(file.channels)) {
+    const own = file.channels as Array<{ name?: unknown }>;
+    const names = new Set(own.map((c) => c?.name));
+    const inherited = (embeddedDefault(env).channels as Array<{ name?: unknown }>).filter((c) => !names.has(c.name));
+    merged.channels = [...inherited, ...own];
+  }
+  return merged;
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  const isMap = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  if (!isMap(base) || !isMap(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
+  return out;
 }
 
 /** Validates a parsed (and interpolated) config object, filling defaults. Throws ConfigError naming the field. */
@@ -106,18 +152,48 @@ export function validateConfig(raw: unknown, source = 'config'): Config {
     throw new ConfigError(`${source}: ${field}: ${schemaMessage(first)}`);
   }
   const config = withDefaults as Config;
-  checkCrossReferences(config, source);
+  const providers = loadProviders(config, source);
+  checkCrossReferences(config, source, providers);
+  providerSets.set(config, providers);
   return config;
 }
 
-function checkCrossReferences(config: Config, source: string): void {
+// The providers of `providers.dir` each validated config was checked against: the set a start or
+// a reload installs together with that config (providerSetOf).
+const providerSets = new WeakMap<Config, ProviderSet>();
+
+/** The providers loaded from a config's `providers.dir` when it was validated (none without one). */
+export function providerSetOf(config: Config): ProviderSet {
+  return providerSets.get(config) ?? NO_PROVIDERS;
+}
+
+function loadProviders(config: Config, source: string): ProviderSet {
+  const dir = config.providers.dir;
+  if (!dir) return NO_PROVIDERS;
+  try {
+    return loadProviderDir(dir, installedProviders(), isBuiltInType);
+  } catch (err) {
+    if (err instanceof ProviderDirError) throw new ConfigError(`${source}: providers.dir: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Why a channel's type is unknown, when a manifest of providers.dir explains it. */
+function typeHint(type: string, providers: ProviderSet): string {
+  const gone = installedProviders().loaded.get(type);
+  if (gone && !providers.loaded.has(type)) return `; the manifest ${gone.file} that declared it is no longer in providers.dir`;
+  const refused = providers.refused.filter((r) => !r.kept);
+  return refused.length ? `; providers.dir refused ${refused.map((r) => r.error).join('; ')}` : '';
+}
+
+function checkCrossReferences(config: Config, source: string, providers: ProviderSet): void {
   const names = new Set<string>();
   config.channels.forEach((ch, i) => {
     const at = `${source}: channels[${i}]`;
     if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
     names.add(ch.name);
-    const provider = providerFor(ch.type);
-    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes().join(', ')} (got ${JSON.stringify(ch.type)})`);
+    const provider = providerFor(ch.type, providers);
+    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes(providers).join(', ')} (got ${JSON.stringify(ch.type)})${typeHint(ch.type, providers)}`);
     if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
     if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
     if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
@@ -170,9 +246,12 @@ export function loadConfig(env: Env = process.env, path = env.MEDIAGATE_CONFIG):
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path}: the file must hold a YAML mapping`);
     raw = interpolate(parsed, env, '', path) as Record<string, unknown>;
+    if ('extends' in raw) raw = overEmbedded(raw, env, path);
+    // After the merge: the embedded default's ./data is next to a file that extends it, too.
     anchorSqlitePath(raw, path);
     anchorStorageDir(raw, path);
-    source = path;
+    anchorProvidersDir(raw, path);
+    source = 'extends' in (parsed as Record<string, unknown>) ? `${path} (extends the embedded default)` : path;
   } else {
     raw = embeddedDefault(env) as Record<string, unknown>;
     source = 'embedded default';

@@ -309,6 +309,14 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    providers: Type.Object(
+      {
+        // A directory of provider manifests (*.yaml, docs/providers.md), loaded at start and on
+        // every reload; a relative path is relative to the config file.
+        dir: Type.Optional(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     channels: Type.Array(ChannelSchema, { default: [] }),
     models: Type.Record(Type.String({ minLength: 1 }), ModelSchema, { default: {} }),
   },

@@ -39,7 +39,7 @@ const part = (state: SimState): HailuoPart => partState(state, 'minimax.video', 
 const fileIdOf = (state: SimState, taskId: string) => sealId(videoSecret(state), taskId, 4, '0123456789');
 const taskOfFile = (state: SimState, fileId: string) => openId(videoSecret(state), fileId, 4, '0123456789');
 
-const baseResp = (status_code: number, status_msg: string) => ({ base_resp: { status_code, status_msg } });
+export const baseResp = (status_code: number, status_msg: string) => ({ base_resp: { status_code, status_msg } });
 
 function refuse(ctx: SimContext, code: number, message: string): undefined {
   sendJson(ctx.res, 200, baseResp(code, message));
@@ -100,14 +100,14 @@ function queryObject(state: SimState, t: HailuoTask, now: number): Record<string
   return { task_id: t.id, status: 'Success', file_id: t.fileId, video_width: w, video_height: h, ...baseResp(0, 'success') };
 }
 
-function errorFor(status: number, message: string): unknown {
+export function errorFor(status: number, message: string): unknown {
   if (status === 429) return baseResp(1002, 'rate limit exceeded');
   if (status === 401) return baseResp(1004, 'login fail');
   if (status >= 500) return baseResp(1013, `internal service error: ${message}`);
   return baseResp(2013, `invalid params, ${message}`);
 }
 
-function authenticate(ctx: SimContext): boolean {
+export function authenticate(ctx: SimContext): boolean {
   if (/^Bearer \S+$/.test(String(ctx.req.headers.authorization ?? ''))) return true;
   sendJson(ctx.res, 200, baseResp(1004, "login fail: Please carry the API secret key in the 'Authorization' field of the request header"));
   return false;

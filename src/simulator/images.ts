@@ -16,7 +16,7 @@ const MAX_N = 10;
 /** Prompt marker that makes the Ark route refuse every image as sensitive (content filter). */
 export const SENSITIVE_MARKER = '[sim:sensitive]';
 
-interface Picture {
+export interface Picture {
   width: number;
   height: number;
   seed: number;
@@ -26,16 +26,16 @@ function fileId(p: Picture): string {
   return `${p.width}x${p.height}-${p.seed.toString(16).padStart(8, '0')}`;
 }
 
-function fileUrl(ctx: SimContext, p: Picture): string {
+export function fileUrl(ctx: SimContext, p: Picture): string {
   return `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${fileId(p)}.png`;
 }
 
-function render(p: Picture): Buffer {
+export function render(p: Picture): Buffer {
   return patternImage(p.width, p.height, p.seed);
 }
 
 /** Whether the simulator draws a picture of w×h: what `size` allows, and what an input image may claim. */
-function drawable(w: number, h: number): boolean {
+export function drawable(w: number, h: number): boolean {
   return w >= 1 && h >= 1 && w <= MAX_SIDE && h <= MAX_SIDE && w * h <= MAX_PIXELS;
 }
 
@@ -73,7 +73,7 @@ function openaiUsage(prompt: string, inputImages: number, outputImages: number):
   return { input_tokens: text + image, input_tokens_details: { text_tokens: text, image_tokens: image }, output_tokens: output, total_tokens: text + image + output };
 }
 
-function pictures(n: number, size: [number, number], seed: number): Picture[] {
+export function pictures(n: number, size: [number, number], seed: number): Picture[] {
   return Array.from({ length: n }, (_, i) => ({ width: size[0], height: size[1], seed: (seed + i * 0x9e3779b1) >>> 0 }));
 }
 

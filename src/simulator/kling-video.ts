@@ -37,7 +37,7 @@ interface KlingPart {
 
 const part = (state: SimState): KlingPart => partState(state, 'kling.video', () => ({ tasks: taskMap(state, 'kling.video') }));
 
-const requestId = () => `sim-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e9).toString(36)}`;
+export const requestId = () => `sim-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e9).toString(36)}`;
 
 export function klingError(code: number, message: string): unknown {
   return { code, message, request_id: requestId() };
@@ -53,7 +53,7 @@ function b64urlJson(s: string): Record<string, unknown> | undefined {
 }
 
 /** Verifies the per-request JWT as Kling does; answers 401 with Kling's code when it does not hold. */
-function authenticate(ctx: SimContext): boolean {
+export function authenticate(ctx: SimContext): boolean {
   const deny = (code: number, message: string) => {
     sendJson(ctx.res, 401, klingError(code, message));
     return false;
@@ -156,7 +156,7 @@ function taskData(state: SimState, t: KlingTask, now: number): Record<string, un
   return out;
 }
 
-function errorFor(status: number, message: string): unknown {
+export function errorFor(status: number, message: string): unknown {
   if (status === 429) return klingError(1302, 'The API request is too fast, please slow down the request frequency.');
   if (status === 401) return klingError(1000, 'Authentication failed');
   if (status === 404) return klingError(1203, 'The requested resource does not exist');

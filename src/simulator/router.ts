@@ -66,6 +66,12 @@ export interface SimRoute {
    * itself and returns false when the request is not authorized. Replaces the generic check.
    */
   authenticate?(ctx: SimContext): boolean;
+  /**
+   * For a path two providers share on the simulator's one origin (Kling's and OpenAI's
+   * /v1/images/generations): whether this request is this route's; the next route with the
+   * pattern gets it when not.
+   */
+  claims?(req: IncomingMessage): boolean;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -8,9 +8,25 @@ import { veoVideoRoutes } from './veo-video.js';
 import { klingVideoRoutes } from './kling-video.js';
 import { wanVideoRoutes } from './wan-video.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
+import { xaiVideoRoutes } from './xai-video.js';
+import { zhipuVideoRoutes } from './zhipu-video.js';
+import { viduVideoRoutes } from './vidu-video.js';
+import { runwayVideoRoutes } from './runway-video.js';
+import { lumaVideoRoutes } from './luma-video.js';
+import { pixverseVideoRoutes } from './pixverse-video.js';
+import { jimengVideoRoutes } from './jimeng-video.js';
+import { falVideoRoutes } from './fal-video.js';
+import { replicateVideoRoutes } from './replicate-video.js';
 import { imageRoutes } from './images.js';
 import { bflImageRoutes } from './bfl-images.js';
 import { geminiImageRoutes } from './gemini-images.js';
+import { klingImageRoutes } from './kling-images.js';
+import { minimaxImageRoutes } from './minimax-images.js';
+import { ideogramImageRoutes } from './ideogram-images.js';
+import { recraftImageRoutes } from './recraft-images.js';
+import { stabilityImageRoutes } from './stability-images.js';
+import { falImageRoutes } from './fal-images.js';
+import { replicateImageRoutes } from './replicate-images.js';
 import { openaiChatRoutes } from './openai-chat.js';
 import { anthropicMessagesRoutes } from './anthropic-messages.js';
 import { openaiResponsesRoutes } from './openai-responses.js';
@@ -72,7 +88,40 @@ function controlRoutes(): SimRoute[] {
 
 /** Route modules of the simulator's parts; each provider part adds its own file here. */
 export function simulatorRoutes(): SimRoute[] {
-  return [...controlRoutes(), ...catalogueRoutes(), ...imageRoutes(), ...bflImageRoutes(), ...geminiImageRoutes(), ...arkVideoRoutes(), ...veoVideoRoutes(), ...klingVideoRoutes(), ...wanVideoRoutes(), ...hailuoVideoRoutes(), ...openaiChatRoutes(), ...openaiResponsesRoutes(), ...anthropicMessagesRoutes(), ...geminiChatRoutes(), ...chatControlRoutes()];
+  return [
+    ...controlRoutes(),
+    ...catalogueRoutes(),
+    // Kling's image part goes before OpenAI's, whose path it shares.
+    ...klingImageRoutes(),
+    ...imageRoutes(),
+    ...bflImageRoutes(),
+    ...geminiImageRoutes(),
+    ...minimaxImageRoutes(),
+    ...ideogramImageRoutes(),
+    ...recraftImageRoutes(),
+    ...stabilityImageRoutes(),
+    ...falImageRoutes(),
+    ...replicateImageRoutes(),
+    ...arkVideoRoutes(),
+    ...veoVideoRoutes(),
+    ...klingVideoRoutes(),
+    ...wanVideoRoutes(),
+    ...hailuoVideoRoutes(),
+    ...xaiVideoRoutes(),
+    ...zhipuVideoRoutes(),
+    ...viduVideoRoutes(),
+    ...runwayVideoRoutes(),
+    ...lumaVideoRoutes(),
+    ...pixverseVideoRoutes(),
+    ...jimengVideoRoutes(),
+    ...falVideoRoutes(),
+    ...replicateVideoRoutes(),
+    ...openaiChatRoutes(),
+    ...openaiResponsesRoutes(),
+    ...anthropicMessagesRoutes(),
+    ...geminiChatRoutes(),
+    ...chatControlRoutes(),
+  ];
 }
 
 export async function startSimulator(
@@ -91,7 +140,7 @@ export async function startSimulator(
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://sim');
-    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname));
+    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req)));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {

@@ -44,7 +44,7 @@ const manifest = parseManifest(
       task_id: { path: 'data.id', pattern: '^[a-z0-9]+$', store: '{variant}/{value}', stored_pattern: '^(text|image)/[a-z0-9]+$' },
       get: { path: '/tasks/{id|segments}' },
       task: {
-        status: { path: 'state', map: { waiting: 'queued', working: 'running', ok: 'succeeded', bad: 'failed', gone: { state: 'expired', code: 'forgotten', message: 'Acme forgot the task.' } } },
+        status: { path: 'state', map: { waiting: 'queued', working: 'running', ok: 'succeeded', bad: 'failed', gone: { state: 'expired', code: 'forgotten', message: 'Acme forgot the task.' } }, by_code: { path: 'error.code', map: { ABORTED: 'cancelled' } } },
         failure: { code: { path: 'error.code', default: 'failed' }, message: { path: 'error.text', default: 'Acme says it failed.' } },
         moderation: { any: [{ path: 'error.code', in: ['NSFW', 'BLOCKED'] }], code: 'content_filtered_{error.code}' },
         result: { url: 'output.0', expiry: { after_s: 3600 } },
@@ -102,6 +102,34 @@ describe('kit create body', () => {
     });
   });
 
+  it("sends a model's own default where the provider requires a field the client left out (or:, default_duration), and holds credit for it", () => {
+    const doc = {
+      type: 'req',
+      name: 'Req Video',
+      owned_by: 'req',
+      api: { auth: { scheme: 'bearer' } },
+      videos: {
+        modes: ['text'],
+        frame_sizes: { '720p': { '16:9': '1280x720', '9:16': '720x1280' } },
+        create: { path: '/v', body: { ratio: '{frame_size|replace:x:*|or:facts.ratio}', duration: '{duration|or:default_duration}' } },
+        task_id: { path: 'id' },
+        get: { path: '/v/{id}' },
+        task: { status: { path: 's', map: {} }, result: { url: 'u' } },
+        estimate: { unit: 'seconds', duration: 5 },
+        lifetime: { seconds: 3600 },
+      },
+      models: [{ id: 'm', default_resolution: '720p', default_duration: 8, facts: { ratio: '1280*720' } }, { match: '' }],
+    };
+    const a = videoAdapter(parseManifest(stringify(doc), 'req.yaml'));
+    expect(a.createCall('m', req({ params: { ratio: '9:16', duration: 4 } })).body).toEqual({ ratio: '720*1280', duration: 4 });
+    expect(a.createCall('m', req({})).body).toEqual({ ratio: '1280*720', duration: 8 });
+    expect(a.estimate('m', req({}))).toEqual({ unit: 'seconds', units: 8, resolution: '720p' });
+    expect(a.estimate('other', req({})).units).toBe(5);
+    expect(a.createCall('other', req({})).body).toEqual({});
+    const broken = { ...doc, videos: { ...doc.videos, create: { path: '/v', body: { duration: '{duration|or:nope}' } } } };
+    expect(() => parseManifest(stringify(broken), 'req.yaml')).toThrow(/unknown placeholder \{nope\} after or:/);
+  });
+
   it('accepts a callback only when a create body has a place for it', () => {
     expect(adapter.acceptsCallback).toBe(true);
   });
@@ -154,6 +182,12 @@ describe('kit task view', () => {
     expect(adapter.view({ state: 'waiting' }).state).toBe('queued');
     expect(adapter.view({ state: 'gone' })).toMatchObject({ state: 'expired', errorCode: 'forgotten', errorMessage: 'Acme forgot the task.' });
     expect(adapter.view({ state: 'weird' })).toMatchObject({ state: 'unknown', rawStatus: 'weird' });
+  });
+
+  it('ends a failed task whose code the status names elsewhere (by_code) in that state, with the code as its reason', () => {
+    expect(adapter.view({ state: 'bad', error: { code: 'ABORTED', text: 'stopped by the account' } })).toMatchObject({ state: 'cancelled', errorCode: 'ABORTED', errorMessage: 'stopped by the account' });
+    expect(adapter.view({ state: 'working', error: { code: 'ABORTED' } }).state).toBe('running');
+    expect(adapter.view({ state: 'bad', error: { code: 'OTHER' } }).state).toBe('failed');
   });
 
   it('reads the failure reason with defaults, and a moderation marker as content_filtered', () => {

@@ -38,9 +38,12 @@ export interface AuthSpec {
   scope?: string;
 }
 
+/** A dotted path, or several: the first that holds a value wins. */
+export type Paths = string | string[];
+
 export interface ErrorSpec {
-  message?: string;
-  code?: string;
+  message?: Paths;
+  code?: Paths;
 }
 
 export interface EnvelopeSpec {
@@ -54,6 +57,8 @@ export interface EnvelopeSpec {
   missing_ok?: boolean;
   /** Skip the check when this path holds a non-empty string (a task read that carries its task's failure). */
   unless?: string;
+  /** Whether task reads are checked too (default true); false when a read's failure code is its task's own failure. */
+  task_reads?: boolean;
 }
 
 export interface ApiSpec {
@@ -73,6 +78,20 @@ export interface EndpointSpec {
   body?: Template;
 }
 
+/** A second read once the first answer passes `when`: its answer goes into the task object at `into`. */
+export interface ThenSpec {
+  when: Condition;
+  method?: 'GET' | 'POST';
+  path: string;
+  into: string;
+  /** A 4xx answer (not 401, 403, 404, 408, 429) is the task's own failure: {status, code, message} goes here. */
+  errors_into?: string;
+}
+
+export interface ReadSpec extends EndpointSpec {
+  then?: ThenSpec;
+}
+
 export interface CreateVariant extends EndpointSpec {
   name?: string;
   when?: Condition;
@@ -81,9 +100,9 @@ export interface CreateVariant extends EndpointSpec {
 export interface TaskIdSpec {
   path: string;
   pattern?: string;
-  /** The id kept by the gateway, from `{value}` (the provider's id), `{variant}` and `{model}`. */
+  /** The id kept by the gateway, from `{value}` (the provider's id), `{variant}`, `{model}` and `{request.<path>}` (the create body sent). */
   store?: string;
-  /** What a kept id must look like before it goes into a read path. */
+  /** What a kept id must look like before it goes into a read path; its named groups are `{id.<name>}` in reads. */
   stored_pattern?: string;
 }
 
@@ -103,10 +122,12 @@ export interface StateEntry {
 }
 
 export interface StatusSpec {
-  path?: string;
+  path?: Paths;
   map?: Record<string, StateEntry['state'] | StateEntry>;
   /** A long-running operation (no status word): `done` and `error` paths, error codes to states and names. */
   operation?: { done: string; error: string; states?: Record<string, StateEntry['state']>; codes?: Record<string, string> };
+  /** A failed task whose code (at `path`) names another end, e.g. the account cancelled it. */
+  by_code?: { path: string; map: Record<string, StateEntry['state']> };
 }
 
 export interface TextSpec {
@@ -118,7 +139,7 @@ export interface TextSpec {
 }
 
 export interface ResultSpec {
-  url?: string;
+  url?: Paths;
   expiry?: 'signed' | { after_s: number };
   download?: {
     url?: string;
@@ -175,12 +196,14 @@ export interface VideosSpec {
   /** A ratio must be in the frame-size table at the resolution (text mode). */
   strict_ratios?: boolean;
   inline_images?: { types: string[] };
+  /** Hook: image upload. Each client image (fetched as for inline_images) is POSTed as multipart `field` to `path`; `{image.<role>|uploaded}` is the id the answer keeps at `id`. */
+  upload_images?: { path: string; field: string; id: string };
   maps?: Record<string, Record<string, string>>;
   rules?: RuleSpec[];
   create: CreateVariant | CreateVariant[];
   task_id: TaskIdSpec;
   callback?: { retry_without?: { code: string; message: string } };
-  get: EndpointSpec;
+  get: ReadSpec;
   cancel?: EndpointSpec;
   list?: ListSpec;
   task: TaskSpec;
@@ -230,6 +253,8 @@ export interface ModelSpec {
   ratios?: string[];
   fps?: number[];
   default_resolution?: string;
+  /** What it renders without a duration (the estimate, and `{default_duration}` of templates). */
+  default_duration?: number;
   facts?: Record<string, string | number | boolean>;
   /** An image model (the manifest's `images` capability), with what it accepts. */
   image?: ImageModelSpec;

@@ -14,6 +14,15 @@ export function at(value: unknown, path: string): unknown {
   return v;
 }
 
+/** The text at the first of one or more paths that holds a string or a number ('' when none does). */
+export function firstText(value: unknown, paths: string | string[] | undefined): string {
+  for (const p of paths === undefined ? [] : Array.isArray(paths) ? paths : [paths]) {
+    const t = text(at(value, p));
+    if (t) return t;
+  }
+  return '';
+}
+
 /** Absent: missing, null, an empty string or an empty list. */
 export function absent(v: unknown): boolean {
   return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import type { Target } from '../../upstream/target.js';
-import { getFollowingRedirects, sameOrigin } from '../video-support.js';
+import { getFollowingRedirects, sameOrigin, type ImageBytes } from '../video-support.js';
 import type { CreatedTask, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
 import { KitHttp } from './http.js';
 import { withVideos, type Manifest } from './manifest.js';
@@ -9,7 +9,7 @@ import { capsOf, sizesOf } from './models.js';
 import { bodyWith, createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
 import { interpolate } from './template.js';
 import { viewTask } from './view.js';
-import { at, text } from './values.js';
+import { absent, at, holds, text } from './values.js';
 
 // The VideoAdapter a manifest describes: every step the task layer asks of a provider, driven by
 // the manifest's data and the hooks it names.
@@ -18,9 +18,14 @@ function cancelRefused(err: unknown): err is UpstreamFailure {
   return err instanceof UpstreamFailure && err.kind === 'status' && err.status >= 400 && err.status < 500 && err.status !== 429;
 }
 
+/** A 4xx that speaks of the task itself (not of the key, the address, the clock or the rate). */
+function taskRefused(err: unknown): err is UpstreamFailure {
+  return cancelRefused(err) && ![401, 403, 404, 408].includes(err.status);
+}
+
 export interface KitVideoAdapter extends VideoAdapter {
   /** The create call's variant, path and body for a request (images already fetched when the manifest inlines them). */
-  createCall(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Awaited<ReturnType<typeof fetchImages>>): ReturnType<typeof createCall>;
+  createCall(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Awaited<ReturnType<typeof fetchImages>>, uploaded?: Map<number, unknown>): ReturnType<typeof createCall>;
   fetchImages(target: Target, req: VideoGenerationRequest, signal?: AbortSignal): ReturnType<typeof fetchImages>;
 }
 
@@ -35,6 +40,29 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
   function storedId(id: string): string {
     if (storedPattern && !storedPattern.test(id)) throw new UpstreamFailure('malformed', `the stored ${m.name} task id does not have the form its reads need`, 0);
     return id;
+  }
+
+  /** What a read or cancel may name: `{id}` (the kept id) and `{id.<name>}`, the named groups of stored_pattern. */
+  function idValues(upstreamId: string): Record<string, unknown> {
+    const id = storedId(upstreamId);
+    const out: Record<string, unknown> = { id };
+    for (const [k, val] of Object.entries(storedPattern?.exec(id)?.groups ?? {})) if (val !== undefined) out[`id.${k}`] = val;
+    return out;
+  }
+
+  /** The task read, and the second read its answer asks for (`get.then`), folded into one task object. */
+  async function read(call: VideoCall, target: Target, upstreamId: string): Promise<Record<string, unknown>> {
+    const values = idValues(upstreamId);
+    const g = v.get;
+    const out = await http.call(call, target, { method: g.method ?? 'GET', path: pathOf(g.path, values), headers: g.headers, body: bodyWith(g.body, values) }, true);
+    const then = g.then;
+    if (!then || !holds(then.when, (name) => at(out, name))) return out;
+    try {
+      return { ...out, [then.into]: await http.call(call, target, { method: then.method ?? 'GET', path: pathOf(then.path, values) }) };
+    } catch (err) {
+      if (!then.errors_into || !taskRefused(err)) throw err;
+      return { ...out, [then.errors_into]: { status: err.status, code: err.providerCode, message: err.message } };
+    }
   }
 
   /** Whether a create failed only for its callback URL (the provider could not reach it). */
@@ -63,6 +91,21 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     return getFollowingRedirects(call, target, first, (u) => ({ ...ranged(), ...(sameOrigin(u, target.baseUrl) ? keyed.headers : {}) }));
   }
 
+  /** Hook: image upload. Each fetched image goes to the provider first; the ids it answers stand for the images in the create body. */
+  async function uploadImages(call: VideoCall, target: Target, fetched: Map<number, ImageBytes> | undefined): Promise<Map<number, unknown> | undefined> {
+    const u = v.upload_images;
+    if (!u || !fetched) return undefined;
+    const ids = await Promise.all(
+      [...fetched].map(async ([i, bytes]) => {
+        const out = await http.upload(call, target, u.path, u.field, bytes, `image-${i}`);
+        const id = at(out, u.id);
+        if (absent(id) || (typeof id !== 'string' && typeof id !== 'number')) throw new UpstreamFailure('malformed', `the ${m.name} image upload answered without an image id`, 200);
+        return [i, id] as const;
+      }),
+    );
+    return new Map(ids);
+  }
+
   const adapter: KitVideoAdapter = {
     caps: (model) => capsOf(m, model),
     sizes: (model, mode) => sizesOf(m, model, mode),
@@ -70,14 +113,15 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     estimate: (model, req) => estimateRequest(m, model, req),
     expiresAfterS: (req) => (v.lifetime.param ? req.params[v.lifetime.param] : undefined) ?? v.lifetime.seconds,
     acceptsCallback,
-    createCall: (model, req, callbackUrl, fetched) => createCall(m, model, req, callbackUrl, fetched),
+    createCall: (model, req, callbackUrl, fetched, uploaded) => createCall(m, model, req, callbackUrl, fetched, uploaded),
     fetchImages: (target, req, signal) => fetchImages(m, target, req, signal),
 
     async create(call, target, req, opts = {}): Promise<CreatedTask> {
       const fetched = await fetchImages(m, target, req, call.signal);
+      const uploaded = await uploadImages(call, target, fetched);
       const send = (callbackUrl?: string) => {
-        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched);
-        return http.call(call, target, c).then((out) => ({ out, variant: c.variant }));
+        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched, uploaded);
+        return http.call(call, target, c).then((out) => ({ out, variant: c.variant, body: c.body }));
       };
       let sent: Awaited<ReturnType<typeof send>>;
       let callbackDropped = false;
@@ -92,11 +136,12 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
       }
       const id = text(at(sent.out, v.task_id.path));
       if (!id || (idPattern && !idPattern.test(id))) throw new UpstreamFailure('malformed', 'the upstream accepted the task without a usable task id', 200);
-      const upstreamId = v.task_id.store ? (interpolate(v.task_id.store, (n) => ({ value: id, variant: sent.variant, model: target.upstreamModel })[n]) ?? id) : id;
+      const named = (n: string) => (n.startsWith('request.') ? at(sent.body, n.slice(8)) : { value: id, variant: sent.variant, model: target.upstreamModel }[n]);
+      const upstreamId = v.task_id.store ? (interpolate(v.task_id.store, named) ?? id) : id;
       return { upstreamId, raw: sent.out, ...(callbackDropped ? { callbackDropped } : {}) };
     },
 
-    get: async (call, target, upstreamId) => http.call(call, target, { method: v.get.method ?? 'GET', path: pathOf(v.get.path, { id: storedId(upstreamId) }), headers: v.get.headers, body: bodyWith(v.get.body, { id: upstreamId }) }),
+    get: read,
 
     view: (task, now) => viewTask(m, task, now),
   };
@@ -127,7 +172,8 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     // A provider cancels only some tasks (queued ones, usually): its 4xx is a refusal, not a failure.
     adapter.cancel = async (call, target, upstreamId) => {
       try {
-        await http.call(call, target, { method: cancel.method ?? 'POST', path: pathOf(cancel.path, { id: storedId(upstreamId) }), headers: cancel.headers, body: bodyWith(cancel.body, { id: upstreamId }) });
+        const values = idValues(upstreamId);
+        await http.call(call, target, { method: cancel.method ?? 'POST', path: pathOf(cancel.path, values), headers: cancel.headers, body: bodyWith(cancel.body, values) });
         return { accepted: true, message: '' };
       } catch (err) {
         if (cancelRefused(err)) return { accepted: false, message: err.message };

@@ -2,7 +2,7 @@ import { usageCount } from '../../upstream/usage-number.js';
 import { signedUrlExpiry } from '../signed-url.js';
 import type { BillableUnits, ProviderTaskState, ProviderTaskView, ResultDelivery } from '../video-types.js';
 import type { StatusSpec, TaskSpec, TextSpec, VideoManifest } from './manifest.js';
-import { absent, at, passes, text } from './values.js';
+import { absent, at, firstText, passes, text } from './values.js';
 
 // The answer side of a manifest: a provider's task object read into neutral terms (state, result,
 // failure reason, moderation, usage, progress, last update).
@@ -52,7 +52,7 @@ function usageOf(task: Record<string, unknown>, spec: TaskSpec['usage']): Billab
 
 function resultOf(task: Record<string, unknown>, spec: TaskSpec['result'], updatedAtS: number, now: number): ResultDelivery | null {
   if (spec.url !== undefined) {
-    const url = text(at(task, spec.url));
+    const url = firstText(task, spec.url);
     if (url) {
       const expiry = spec.expiry ?? 'signed';
       const expiresAtS = expiry === 'signed' ? Math.floor(signedUrlExpiry(url, updatedAtS, now).expiresAt / 1000) : (updatedAtS || Math.floor(now / 1000)) + expiry.after_s;
@@ -82,10 +82,13 @@ export function stateOf(status: StatusSpec, task: Record<string, unknown>): { st
       message = text((error as Record<string, unknown>).message);
     } else [state, rawStatus] = ['succeeded', 'done'];
   } else {
-    rawStatus = text(at(task, status.path ?? 'status'));
+    rawStatus = firstText(task, status.path ?? 'status');
     const entry = Object.hasOwn(status.map ?? {}, rawStatus) ? status.map![rawStatus] : undefined;
     state = typeof entry === 'string' ? entry : (entry?.state ?? 'unknown');
     if (typeof entry === 'object') [code, message] = [entry.code, entry.message];
+    const by = status.by_code;
+    const refined = state === 'failed' && by ? by.map[text(at(task, by.path))] : undefined;
+    if (refined) state = refined;
   }
   return { state, rawStatus, code, message };
 }

@@ -28,3 +28,27 @@ export const HAILUO_MODELS: Record<string, HailuoModelFacts> = {
 export const HAILUO_1080P_DURATION = 6;
 /** Frame size of a finished video by resolution (16:9). */
 export const HAILUO_FRAME: Record<string, [number, number]> = { '512P': [912, 512], '720P': [1280, 720], '768P': [1366, 768], '1080P': [1920, 1080] };
+
+/** MiniMax image generation (POST /v1/image_generation) as the simulator's MiniMax part plays it. */
+export interface MinimaxImageModelFacts {
+  /** Takes width and height (512–2048, multiples of 8) instead of an aspect ratio. */
+  pixels: boolean;
+  ratios: string[];
+}
+const MINIMAX_RATIOS = ['1:1', '16:9', '4:3', '3:2', '2:3', '3:4', '9:16'];
+export const MINIMAX_IMAGE_MODELS: Record<string, MinimaxImageModelFacts> = {
+  'image-01': { pixels: true, ratios: [...MINIMAX_RATIOS, '21:9'] },
+  'image-01-live': { pixels: false, ratios: MINIMAX_RATIOS },
+};
+/** The picture each aspect ratio draws. */
+export const MINIMAX_IMAGE_SIZES: Record<string, [number, number]> = {
+  '1:1': [1024, 1024],
+  '16:9': [1280, 720],
+  '4:3': [1152, 864],
+  '3:2': [1248, 832],
+  '2:3': [832, 1248],
+  '3:4': [864, 1152],
+  '9:16': [720, 1280],
+  '21:9': [1344, 576],
+};
+export const MINIMAX_IMAGE_MAX_N = 9;

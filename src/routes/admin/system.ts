@@ -7,8 +7,15 @@ import { adminErrors } from '../../admin/errors.js';
 import { actorName, actorOf } from './auth.js';
 
 export interface ReloadResult {
+  /** True when the config and every manifest of providers.dir loaded and applied. */
   ok: boolean;
-  message?: string;
+  /** Why the config did not load or apply: nothing changed. */
+  error?: string;
+  added?: string[];
+  removed?: string[];
+  needs_restart?: string[];
+  /** Loaded provider types in force, and the manifests refused (the rest of the reload applied). */
+  providers?: { loaded: string[]; refused: { file: string; error: string; kept?: string }[] };
 }
 
 /** Channels, the effective configuration and reloads. */
@@ -36,12 +43,15 @@ export function registerSystemRoutes(app: FastifyInstance, admin: Admin, config:
 
   app.get('/admin/api/config', { schema: { tags: ['admin: config'], summary: 'The effective configuration, every secret masked' } }, async () => maskedConfig(config));
 
-  app.post('/admin/api/reload', { schema: { tags: ['admin: config'], summary: 'Re-read the config file (channels, models, limits) on this instance and tell the others' } }, async (request) => {
+  app.post('/admin/api/reload', { schema: { tags: ['admin: config'], summary: 'Re-read the config file (channels, models, limits, providers.dir) on this instance and tell the others' } }, async (request) => {
     const a = actorOf(request);
     if (!reload) throw adminErrors.conflict('This instance was not started from a config file it can re-read.');
     const result = await reload();
-    await admin.audit.record(actorName(a), 'config.reload', '', { ok: result.ok }, request.adminClient.address);
-    if (!result.ok) throw adminErrors.invalid(`The config file did not load; the running config is unchanged. ${result.message ?? 'See the instance log.'}`);
+    const refused = result.providers?.refused.map((r) => r.file) ?? [];
+    await admin.audit.record(actorName(a), 'config.reload', '', { ok: result.ok, ...(result.error ? { error: result.error } : {}), ...(refused.length ? { refused } : {}) }, request.adminClient.address);
+    // A refused manifest is reported in the answer (200, ok false); a config that did not load changed nothing (400).
+    if (!result.ok && !result.providers) throw adminErrors.invalid(`The config file did not load; the running config is unchanged. ${result.error ?? 'See the instance log.'}`);
+    if (result.error) throw adminErrors.invalid(`The config file did not load; the running config is unchanged. ${result.error}`);
     return result;
   });
 }
