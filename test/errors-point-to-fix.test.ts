@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { startGateway, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/eventually.js';
@@ -72,5 +74,36 @@ describe('errors that point to the fix', () => {
     expect(entry.msg).toMatch(/^request failed: upstream channel "dead-openai": cannot connect to the upstream \(ECONNREFUSED\)/);
     expect(entry.upstream).toMatchObject({ model: 'dead-chat', channels: [{ channel: 'dead-openai', kind: 'connect' }] });
     expect(line).not.toContain('sk-test');
+  });
+});
+
+describe('docs/errors.md', () => {
+  let gw: TestGateway;
+  let key: string;
+  beforeAll(async () => {
+    gw = await startGateway();
+    key = (await gw.createKey()).key;
+  });
+  afterAll(async () => {
+    await gw.close();
+  });
+
+  it("shows each family's error shape as the gateway answers it", async () => {
+    const doc = readFileSync(join(__dirname, '..', 'docs', 'errors.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## The shapes, by example'), doc.indexOf('## Errors that point to the fix'));
+    const shown = [...section.matchAll(/```json\n(.*)\n```/g)].map((m) => JSON.parse(m[1]) as unknown);
+    const auth = { authorization: `Bearer ${key}` };
+    const chat = { model: 'no-such-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+    const post = (path: string, body: unknown) => fetch(`${gw.url}${path}`, { method: 'POST', headers: { ...json, ...auth }, body: JSON.stringify(body) });
+    const answers = [
+      await post('/v1/chat/completions', chat),
+      await post('/v1/messages', chat),
+      await post('/v1beta/models/no-such-model:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+      await fetch(`${gw.url}/v1/video/generations/cgt-20261121235342-wkivi`, { headers: auth }),
+      await fetch(`${gw.url}/admin/api/keys`),
+      await fetch(`${gw.url}/nothing-here`),
+    ];
+    expect(shown).toHaveLength(answers.length);
+    for (let i = 0; i < answers.length; i++) expect(shown[i], `example ${i + 1}`).toEqual(await answers[i].json());
   });
 });
