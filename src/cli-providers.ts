@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
 import type { ChannelConfig, VideoModeName } from './config/schema.js';
 import { ConfigError, loadConfig, providerSetOf } from './config-file/loader.js';
 import { escapeUnsafe } from './http/names.js';
 import { isBuiltInType, PROVIDERS } from './providers/index.js';
 import { loadManifest } from './providers/kit/load.js';
 import { KitHttp, type KitRequest } from './providers/kit/http.js';
-import type { Manifest } from './providers/kit/manifest.js';
+import type { Manifest, VideoManifest } from './providers/kit/manifest.js';
 import { bodyWith, createCall, pathOf, variants } from './providers/kit/request.js';
 import type { ImageBytes } from './providers/video-support.js';
 import type { VideoCall, VideoGenerationRequest, VideoImage, VideoParams } from './providers/video-types.js';
@@ -22,6 +21,8 @@ interface ProviderLine {
   source: string;
   capabilities: { chat?: string[]; images?: boolean; videos?: VideoModeName[] };
   models: string[];
+  /** The simulator: it plays the other providers (chat, images, videos). */
+  plays?: boolean;
 }
 
 export function listProviders(json: boolean, file?: string): number {
@@ -46,17 +47,18 @@ export function listProviders(json: boolean, file?: string): number {
         ...(p.videos ? { videos: modes } : {}),
       },
       models: models.map(([id]) => id),
+      ...(p.plays ? { plays: true } : {}),
     };
   });
   for (const [type, l] of set.loaded) {
-    lines.push({ type, source: l.file, capabilities: { videos: [...l.manifest.videos.modes] }, models: l.manifest.models.map((e) => e.id ?? `/${e.match ?? ''}/`) });
+    lines.push({ type, source: l.file, capabilities: { ...(l.manifest.images ? { images: true } : {}), ...(l.manifest.videos ? { videos: [...l.manifest.videos.modes] } : {}) }, models: l.manifest.models.map((e) => e.id ?? `/${e.match ?? ''}/`) });
   }
   if (json) {
     say(JSON.stringify({ providers: lines, refused: set.refused }));
     return 0;
   }
   for (const l of lines) {
-    const caps = [l.capabilities.chat && `chat (${l.capabilities.chat.join(', ')})`, l.capabilities.images && 'images', l.capabilities.videos && `videos (${l.capabilities.videos.join(', ') || 'by model'})`].filter(Boolean).join('; ');
+    const caps = l.plays ? 'plays the other providers\' wire formats offline' : [l.capabilities.chat && `chat (${l.capabilities.chat.join(', ')})`, l.capabilities.images && 'images', l.capabilities.videos && `videos (${l.capabilities.videos.join(', ') || 'by model'})`].filter(Boolean).join('; ');
     say(`${l.type}  ${l.source}  ${caps}`);
     if (l.models.length) say(`  models: ${l.models.join(', ')}`);
   }
@@ -78,13 +80,13 @@ const ROLES: Record<VideoModeName, VideoImage['role'][]> = {
 };
 
 /** The sample model of a mode: the first model entry with an id that serves it. */
-function sampleModel(m: Manifest, mode: VideoModeName): string {
+function sampleModel(m: VideoManifest, mode: VideoModeName): string {
   const entry = m.models.find((e) => e.id && (e.modes ?? m.model_defaults?.modes ?? m.videos.modes).includes(mode));
   return entry?.id ?? m.models.find((e) => e.id)?.id ?? 'sample-model';
 }
 
 /** The model's first duration and its default resolution, where the provider takes them. */
-function sampleParams(m: Manifest, model: string): VideoParams {
+function sampleParams(m: VideoManifest, model: string): VideoParams {
   const f = modelFacts(m, model);
   const takes = (p: string) => !m.videos.params || m.videos.params.includes(p);
   const resolution = f.default_resolution ?? f.resolutions?.[0];
@@ -138,19 +140,22 @@ export async function checkManifest(file: string, json: boolean): Promise<number
     model_map: {},
   } as unknown as ChannelConfig;
   const calls: { what: string; request: Awaited<ReturnType<typeof dryRun>> }[] = [];
-  const v = m.videos;
-  for (const mode of v.modes) {
-    const model = sampleModel(m, mode);
-    const images = ROLES[mode].map((role, i) => ({ role, url: `https://example.com/${role}-${i}.png` }));
-    const req: VideoGenerationRequest = { prompt: 'A red fox runs through fresh snow at dawn.', mode, images, params: sampleParams(m, model), metadata: {} };
-    const fetched = v.inline_images ? new Map(images.map((_, i) => [i, SAMPLE_IMAGE])) : undefined;
-    const c = createCall(m, model, req, undefined, fetched);
-    calls.push({ what: `create (${mode}, model ${model}${variants(m).length > 1 ? `, variant ${c.variant}` : ''})`, request: await dryRun(m, channel, model, c) });
+  if (m.videos) {
+    const vm = m as VideoManifest;
+    const v = m.videos;
+    for (const mode of v.modes) {
+      const model = sampleModel(vm, mode);
+      const images = ROLES[mode].map((role, i) => ({ role, url: `https://example.com/${role}-${i}.png` }));
+      const req: VideoGenerationRequest = { prompt: 'A red fox runs through fresh snow at dawn.', mode, images, params: sampleParams(vm, model), metadata: {} };
+      const fetched = v.inline_images ? new Map(images.map((_, i) => [i, SAMPLE_IMAGE])) : undefined;
+      const c = createCall(vm, model, req, undefined, fetched);
+      calls.push({ what: `create (${mode}, model ${model}${variants(vm).length > 1 ? `, variant ${c.variant}` : ''})`, request: await dryRun(m, channel, model, c) });
+    }
+    const id = 'TASK_ID';
+    const model = sampleModel(vm, v.modes[0]);
+    calls.push({ what: 'read', request: await dryRun(m, channel, model, { method: v.get.method ?? 'GET', path: pathOf(v.get.path, { id }), headers: v.get.headers, body: bodyWith(v.get.body, { id }) }) });
+    if (v.cancel) calls.push({ what: 'cancel', request: await dryRun(m, channel, model, { method: v.cancel.method ?? 'POST', path: pathOf(v.cancel.path, { id }), headers: v.cancel.headers, body: bodyWith(v.cancel.body, { id }) }) });
   }
-  const id = 'TASK_ID';
-  const model = sampleModel(m, v.modes[0]);
-  calls.push({ what: 'read', request: await dryRun(m, channel, model, { method: v.get.method ?? 'GET', path: pathOf(v.get.path, { id }), headers: v.get.headers, body: bodyWith(v.get.body, { id }) }) });
-  if (v.cancel) calls.push({ what: 'cancel', request: await dryRun(m, channel, model, { method: v.cancel.method ?? 'POST', path: pathOf(v.cancel.path, { id }), headers: v.cancel.headers, body: bodyWith(v.cancel.body, { id }) }) });
   if (json) {
     say(JSON.stringify({ file, type: m.type, ok: true, requests: calls }));
     return 0;
@@ -164,23 +169,4 @@ export async function checkManifest(file: string, json: boolean): Promise<number
     if (c.request.body !== undefined) for (const line of JSON.stringify(c.request.body, null, 2).split('\n')) say(line);
   }
   return 0;
-}
-
-const USAGE = 'providers list [--json] | providers check FILE [--json]';
-
-/** `mediagate providers …`; returns the exit status. */
-export async function providersCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
-  } catch (err) {
-    complain(`${(err as Error).message}\nusage: mediagate ${USAGE}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (sub === 'list' && !positionals.length) return listProviders(values.json);
-  if (sub === 'check' && positionals.length === 1) return checkManifest(positionals[0], values.json);
-  complain(`usage: mediagate ${USAGE}`);
-  return 2;
 }

@@ -54,8 +54,10 @@ export const PriceSchema = Type.Object(
     // chat, USD per million tokens
     input_per_million: Type.Optional(Usd),
     output_per_million: Type.Optional(Usd),
-    // image, USD per image
-    per_image: Type.Optional(Usd),
+    // image, USD per image: one rate, or one per size and/or quality ({"1024x1024": 0.04, "hd": 0.08, "hd 1024x1792": 0.12})
+    per_image: Type.Optional(Type.Union([Usd, Type.Record(Type.String({ minLength: 1 }), Usd)])),
+    // image, USD per megapixel of output (providers that bill by pixels)
+    per_megapixel: Type.Optional(Usd),
     // video, USD per million video tokens (providers that bill tokens)
     per_million_tokens: Type.Optional(Usd),
     // video, USD per second of output: one rate, or one per resolution ({"720p": 0.1, "1080p": 0.15})
@@ -78,6 +80,17 @@ export const ModelSchema = Type.Object(
     // Requests per minute across all keys; 0 = no model limit (then limits.model_rpm applies).
     rpm: Type.Optional(Type.Integer({ minimum: 0 })),
     price: Type.Optional(PriceSchema),
+    // Image models whose provider answers with a task: how often the gateway polls it and how long
+    // the client is kept waiting before a 504 (the task is still followed and settled).
+    wait: Type.Optional(
+      Type.Object(
+        {
+          interval_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+          timeout_s: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     // Chat: input tokens one image part may cost at most, for the credit hold (default 1600).
     image_input_tokens: Type.Optional(Type.Integer({ minimum: 0 })),
   },
@@ -264,6 +277,8 @@ export const ConfigSchema = Type.Object(
         max_total_mb: Type.Number({ exclusiveMinimum: 0, default: 20 }),
         // Largest `n` (images per request) the gateway accepts.
         max_n: Int({ minimum: 1, maximum: 100, default: 10 }),
+        // How long a gateway image URL (response_format url of a provider that returns bytes) serves.
+        url_ttl_s: Int({ minimum: 60, maximum: 7 * 86400, default: 3600 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -9,8 +9,46 @@ export function chatCostMicros(model: ModelConfig, inputTokens: number, outputTo
   return Math.ceil(inputTokens * (p.input_per_million ?? 0) + outputTokens * (p.output_per_million ?? 0));
 }
 
-export function imageCostMicros(model: ModelConfig, images: number): number {
-  return Math.ceil(images * (model.price?.per_image ?? 0) * 1_000_000);
+/** What an images request produced (or may produce, for the hold), in every unit an image model may bill. */
+export interface ImageUnits {
+  images: number;
+  /** The size asked for (`WxH` or `1K`…) and the quality: keys of a per_image table. */
+  size?: string;
+  quality?: string;
+  /** Output pixels in millions, all images together. */
+  megapixels?: number;
+  /** Tokens the provider billed (models priced per token). */
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/**
+ * The per-image rate for a size and quality: a table is looked up by "quality size", then size,
+ * then quality; a table without the request's key takes its highest rate, so a hold never falls short.
+ */
+export function perImageRate(price: ModelConfig['price'], size?: string, quality?: string): number {
+  const rate = price?.per_image;
+  if (rate === undefined) return 0;
+  if (typeof rate === 'number') return rate;
+  const keys = [quality && size ? `${quality} ${size}` : '', size ?? '', quality ?? ''].filter(Boolean).map((k) => k.toLowerCase());
+  for (const k of keys) {
+    const hit = Object.entries(rate).find(([key]) => key.toLowerCase() === k);
+    if (hit) return hit[1];
+  }
+  return Math.max(0, ...Object.values(rate));
+}
+
+/**
+ * The cost of images in the unit the model is priced in: tokens when it has token prices and the
+ * provider reported tokens, else megapixels when it has a per-megapixel price, else images.
+ */
+export function imageCostMicros(model: ModelConfig, units: number | ImageUnits): number {
+  const u = typeof units === 'number' ? { images: units } : units;
+  const p = model.price ?? {};
+  const tokenPriced = p.input_per_million !== undefined || p.output_per_million !== undefined;
+  if (tokenPriced && (u.inputTokens !== undefined || u.outputTokens !== undefined)) return chatCostMicros(model, u.inputTokens ?? 0, u.outputTokens ?? 0);
+  if (p.per_megapixel !== undefined && u.megapixels !== undefined) return Math.ceil(u.megapixels * p.per_megapixel * 1_000_000);
+  return Math.ceil(u.images * perImageRate(p, u.size, u.quality) * 1_000_000);
 }
 
 /**

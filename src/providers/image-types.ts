@@ -33,6 +33,26 @@ export interface ImageDatum {
   url?: string;
   b64_json?: string;
   revised_prompt?: string;
+  /** The image type of `b64_json` when the provider said it (never sent to the client). */
+  mime?: string;
+}
+
+/** What a provider billed for the images, in the units it bills (absent: what it returned). */
+export interface ImagesBilled {
+  images?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  megapixels?: number;
+}
+
+/**
+ * A queued request whose task(s) outlived the wait (timeout, or the client left): the images are
+ * not returned, but the provider still makes (and bills) them. `finish` follows the tasks to their
+ * end and says what they came to; no images and nothing billed when they failed or were cancelled.
+ */
+export interface PendingImages {
+  taskIds: string[];
+  finish(): Promise<{ images: number; billed?: ImagesBilled }>;
 }
 
 /** The answer in OpenAI's shape: {created, data, usage?} plus OpenAI's optional top-level fields. */
@@ -42,11 +62,16 @@ export interface ImagesResult {
   usage?: unknown;
   /** background, output_format, quality, size when the upstream reported them. */
   extra?: Record<string, unknown>;
+  billed?: ImagesBilled;
+  /** Set instead of `data` when the wait for a queued provider ended before its images were ready. */
+  pending?: PendingImages;
 }
 
 export interface ImagesCall {
   upstream: UpstreamClient;
   signal?: AbortSignal;
+  /** Polling of a queued provider, from the model's config (`wait`); the provider's defaults otherwise. */
+  wait?: { interval_ms?: number; timeout_s?: number };
 }
 
 export interface ImagesAdapter {

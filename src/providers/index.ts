@@ -12,6 +12,9 @@ import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
+import { jimeng } from './jimeng/index.js';
+import { fal } from './fal/index.js';
+import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 import { vidu } from './vidu/index.js';
@@ -32,6 +35,9 @@ export const PROVIDERS: readonly Provider[] = [
   minimax,
   vidu,
   byteplus,
+  jimeng,
+  fal,
+  replicate,
   simulator,
 ];
 

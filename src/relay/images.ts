@@ -1,5 +1,5 @@
 import { errors } from '../http/errors.js';
-import type { EditInput, ImageParams, ImagesAdapter, ImagesResult } from '../providers/image-types.js';
+import type { EditInput, ImageParams, ImagesAdapter, ImagesCall, ImagesResult } from '../providers/image-types.js';
 import { imagesAdapterFor } from '../providers/index.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Target } from '../upstream/target.js';
@@ -8,12 +8,12 @@ import type { Target } from '../upstream/target.js';
 export class ImagesRelay {
   constructor(private readonly upstream: UpstreamClient) {}
 
-  generate(target: Target, params: ImageParams, signal: AbortSignal): Promise<ImagesResult> {
-    return this.on(target, (adapter, t) => adapter.generate({ upstream: this.upstream, signal }, t, params));
+  generate(target: Target, params: ImageParams, signal: AbortSignal, wait?: ImagesCall['wait']): Promise<ImagesResult> {
+    return this.on(target, (adapter, t) => adapter.generate({ upstream: this.upstream, signal, wait }, t, params));
   }
 
-  edit(target: Target, input: EditInput, signal: AbortSignal): Promise<ImagesResult> {
-    return this.on(target, (adapter, t) => adapter.edit({ upstream: this.upstream, signal }, t, input));
+  edit(target: Target, input: EditInput, signal: AbortSignal, wait?: ImagesCall['wait']): Promise<ImagesResult> {
+    return this.on(target, (adapter, t) => adapter.edit({ upstream: this.upstream, signal, wait }, t, input));
   }
 
   private on(target: Target, op: (adapter: ImagesAdapter, target: Target) => Promise<ImagesResult>): Promise<ImagesResult> {

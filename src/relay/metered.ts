@@ -74,6 +74,14 @@ export interface Outcome<R> {
   costMicros?: number;
   /** The answer is already out: a failing settle is handed here (to be logged) instead of failing the request. */
   settleFailed?: (err: Error) => void;
+  /**
+   * The cost is known only later (an image task still running when its client stopped waiting):
+   * the hold stays open and the row is claimed now, then settled and written when this resolves
+   * (released, and written at cost 0, when it rejects). `costMicros` is ignored.
+   */
+  later?: Promise<{ output: number; costMicros: number }>;
+  /** Where a failure of `later` is told (it is logged). */
+  laterFailed?: (err: Error) => void;
 }
 
 /**
@@ -91,8 +99,7 @@ export async function meteredCall<A, R>(
 ): Promise<R> {
   let channel = '';
   const inputUnits = m.inputUnits ?? 0;
-  const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
-    if (!m.claimRow()) return;
+  const write = (status: number, input: number, output: number, cost: number, overage = 0) =>
     d.ledger.record({
       key_id: m.principal.keyId,
       model: m.model.id,
@@ -105,6 +112,8 @@ export async function meteredCall<A, R>(
       overage_micros: overage,
       latency_ms: Date.now() - m.started,
     });
+  const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
+    if (m.claimRow()) write(status, input, output, cost, overage);
   };
   const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', m.goneMessage);
   if (m.gone ? m.gone() : m.departed.aborted) {
@@ -129,6 +138,10 @@ export async function meteredCall<A, R>(
       runOptions,
     );
     outcome = await use(answer, { channel, hold });
+    if (outcome.later) {
+      settleLater(d, hold, outcome, m.claimRow() ? (output, cost, overage) => write(outcome.status, outcome.input ?? inputUnits, output, cost, overage) : () => undefined);
+      return outcome.value;
+    }
     if (outcome.costMicros !== undefined && !outcome.settleFailed) {
       const s = d.credit.settleNow(hold, outcome.costMicros);
       settled = s instanceof Promise ? await s : s;
@@ -149,6 +162,22 @@ export async function meteredCall<A, R>(
   }
   record(outcome.status, outcome.input ?? inputUnits, outcome.output ?? 0, settled?.chargedMicros ?? cost ?? 0, settled?.overageMicros ?? 0);
   return outcome.value;
+}
+
+/** Closes a hold whose cost a later promise tells (the request's row claimed already, written here). */
+function settleLater<R>(d: MeterDeps, hold: Hold, outcome: Outcome<R>, write: (output: number, cost: number, overage: number) => void): void {
+  const failed = outcome.laterFailed ?? ((err: Error) => process.stderr.write(`mediagate: settling a queued request failed: ${err.message}\n`));
+  outcome.later!.then(
+    async ({ output, costMicros }) => {
+      const settled = await d.credit.settle(hold, costMicros);
+      write(output, settled?.chargedMicros ?? costMicros, settled?.overageMicros ?? 0);
+    },
+    async (err: Error) => {
+      failed(err);
+      await releaseQuietly(d.credit, hold);
+      write(0, 0, 0);
+    },
+  ).catch((err: Error) => failed(err));
 }
 
 async function releaseQuietly(credit: CreditService, hold: Hold): Promise<void> {

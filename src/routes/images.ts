@@ -2,16 +2,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { principalOf } from '../auth/hook.js';
 import type { Principal } from '../auth/principal.js';
-import { errors } from '../http/errors.js';
+import { GatewayError, errors } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
 import { limitModel } from '../limits/hook.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
-import { imageCostMicros } from '../limits/pricing.js';
+import { imageCostMicros, type ImageUnits } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
-import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
+import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest, type Outcome } from '../relay/metered.js';
+import { deliverImages } from '../relay/image-delivery.js';
+import { imageFilesFor, type ImageFiles } from '../relay/image-files.js';
+import { baseForRequest } from '../tasks/content/gateway-url.js';
 import { ImagesRelay } from '../relay/images.js';
 import type { Target } from '../upstream/target.js';
-import type { ImageParams, ImagesResult } from '../providers/image-types.js';
+import type { ImageParams, ImagesBilled, ImagesResult } from '../providers/image-types.js';
 import type { Services } from '../services.js';
 import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
@@ -35,7 +38,44 @@ function imageModel(services: Services, p: Principal, id: string): CatalogModel 
   );
 }
 
-function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation): Promise<unknown> {
+/** Output tokens one image is held at on a model priced per token (Gemini bills 1,290 at 1K and 2,000 at 4K). */
+const HOLD_TOKENS_PER_IMAGE = 2000;
+
+/** Megapixels of a size (`WxH`, or a `NK` tier); a size the request leaves to the provider counts as `fallback`. */
+function megapixels(size: string | undefined, fallback: number): number {
+  const wh = /^(\d+)x(\d+)$/.exec(size ?? '');
+  if (wh) return (Number(wh[1]) * Number(wh[2])) / 1e6;
+  const tier = /^([1-9])K$/.exec(size ?? '');
+  return tier ? (1024 * Number(tier[1])) ** 2 / 1e6 : fallback;
+}
+
+/** What n images may cost at most (the hold), in the unit the model is priced in. */
+function holdUnits(params: ImageParams): ImageUnits {
+  const n = params.n ?? 1;
+  return {
+    images: n,
+    size: params.size,
+    quality: params.quality,
+    megapixels: n * megapixels(params.size, 4.2),
+    inputTokens: Math.ceil(params.prompt.length / 2),
+    outputTokens: n * HOLD_TOKENS_PER_IMAGE,
+  };
+}
+
+/** What the images returned (or a finished task's) cost: the provider's billed units where it reports them. */
+function spentUnits(params: ImageParams, images: number, billed: ImagesBilled | undefined): ImageUnits {
+  const tokens = billed?.outputTokens !== undefined || billed?.inputTokens !== undefined;
+  return {
+    images: billed?.images ?? images,
+    size: params.size,
+    quality: params.quality,
+    megapixels: billed?.megapixels ?? (billed?.images ?? images) * megapixels(params.size, 1.05),
+    ...(tokens ? { inputTokens: billed?.inputTokens ?? 0, outputTokens: billed?.outputTokens ?? 0 } : {}),
+  };
+}
+
+async function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation, files: ImageFiles): Promise<unknown> {
+  let served: Target | undefined;
   const metered: MeteredRequest = {
     principal: principalOf(request),
     model,
@@ -45,26 +85,44 @@ function serve(request: FastifyRequest, services: Services, endpoint: Endpoint, 
     departed: request.departed,
     goneMessage: 'The client closed the request before the images were ready.',
     inputUnits: inputImages,
-    holdMicros: imageCostMicros(model.config, params.n ?? 1),
+    holdMicros: imageCostMicros(model.config, holdUnits(params)),
   };
-  return meteredCall(
+  const value = await meteredCall(
     services,
     metered,
-    op,
-    async (result: ImagesResult) => ({
-      // Settled by the images returned (none: nothing charged).
-      status: 200,
-      output: result.data.length,
-      costMicros: imageCostMicros(model.config, result.data.length),
-      value: {
-        created: result.created,
-        ...result.extra,
-        // Provider strings (URLs, revised prompts) go out scrubbed of upstream secrets.
-        data: redactDeep(result.data),
-        ...(result.usage !== undefined ? { usage: result.usage } : {}),
-      },
-    }),
+    (target) => {
+      served = target;
+      return op(target);
+    },
+    async (result: ImagesResult): Promise<Outcome<unknown>> => {
+      const pending = result.pending;
+      if (pending) {
+        // The wait ended first: the task goes on and is settled by what it makes and the provider bills.
+        const gone = request.departed.aborted;
+        const later = pending.finish().then((r) => ({ output: r.images, costMicros: imageCostMicros(model.config, spentUnits(params, r.images, r.billed)) }));
+        const error = gone
+          ? new GatewayError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request before the images were ready.')
+          : new GatewayError(504, 'upstream_timeout', `The images were not ready in time (task ${pending.taskIds.join(', ')}); the task is left to finish and is charged only what it makes. Retry, or raise the model's wait.timeout_s.`);
+        return { status: error.status, value: error, later };
+      }
+      const data = await deliverImages(result, params.response_format, { target: served!, upstream: services.upstream, files, base: baseForRequest(services.config, request), signal: request.departed });
+      return {
+        // Settled by the images returned (none: nothing charged), in the unit the model is priced in.
+        status: 200,
+        output: data.length,
+        costMicros: imageCostMicros(model.config, spentUnits(params, data.length, result.billed)),
+        value: {
+          created: result.created,
+          ...result.extra,
+          // Provider strings (URLs, revised prompts) go out scrubbed of upstream secrets.
+          data: redactDeep(data),
+          ...(result.usage !== undefined ? { usage: result.usage } : {}),
+        },
+      };
+    },
   );
+  if (value instanceof GatewayError) throw value;
+  return value;
 }
 
 export interface ImageRouteOptions {
@@ -87,13 +145,21 @@ export function imageRouteOptions(config: Services['config']): ImageRouteOptions
 export function registerImageRoutes(app: FastifyInstance, services: Services): void {
   const opts = imageRouteOptions(services.config);
   const images = new ImagesRelay(services.upstream);
+  const files = imageFilesFor(services.config);
+
+  // Images the gateway stores for response_format url: the unguessable name is the credential, until it expires.
+  app.get<{ Params: { name: string } }>('/v1/images/files/:name', async (request, reply) => {
+    const file = await files.open(request.params.name);
+    if (!file) throw new GatewayError(404, 'not_found', 'This image URL does not exist or has expired.');
+    return reply.header('content-type', file.mime).header('cache-control', 'private, max-age=3600').send(file.body);
+  });
 
   app.post('/v1/images/generations', { config: { auth: true, billable: 'images.generations' } }, async (request) => {
     const { model, params } = parseGenerationBody(request.body, opts.maxN);
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
     await limitModel(request, model);
-    return serve(request, services, 'images.generations', m, params, 0, (target) => images.generate(target, params, request.departed));
+    return serve(request, services, 'images.generations', m, params, 0, (target) => images.generate(target, params, request.departed, m.config.wait), files);
   });
 
   // Multipart parsing exists only in this scope, with the gateway's upload limits.
@@ -123,7 +189,7 @@ export function registerImageRoutes(app: FastifyInstance, services: Services): v
         const m = early?.id === model ? early : imageModel(services, p, model);
         await limitModel(request, model);
         const input = { ...params, images: upload.images, mask: upload.mask };
-        return await serve(request, services, 'images.edits', m, params, upload.images.length, (target) => images.edit(target, input, request.departed));
+        return await serve(request, services, 'images.edits', m, params, upload.images.length, (target) => images.edit(target, input, request.departed, m.config.wait), files);
       } finally {
         await upload.cleanup();
       }

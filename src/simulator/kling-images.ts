@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { KLING_IMAGE_AREA, KLING_IMAGE_MAX_N, KLING_IMAGE_MODELS, KLING_IMAGE_RATIOS } from '../providers/kling/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { STATUS_MSG, authenticate, errorFor, klingError, requestId } from './kling-video.js';
+import { authenticate, errorFor, klingError, requestId } from './kling-video.js';
 import { newId, outcomeOf, partState, phaseAt, taskMap, type SimOutcome } from './video-common.js';
 import { drawPictures, imageInput, imageTaskMs, ratioOf, rawBase64Image, sizeForRatio } from './image-common.js';
 import { fileUrl } from './images.js';
@@ -77,13 +77,18 @@ function parseCreate(ctx: SimContext): Omit<KlingImageTask, 'id'> | undefined {
   return { model, prompt, n, width, height, seed, externalTaskId: typeof body.external_task_id === 'string' ? body.external_task_id : '', createdMs: Date.now(), outcome: outcomeOf(prompt) };
 }
 
+const FAILED: Partial<Record<SimOutcome, string>> = {
+  failed: 'Image generation failed, please try again later.',
+  moderated: 'Failure to pass the risk control system.',
+};
+
 function taskData(ctx: SimContext, t: KlingImageTask, now: number): Record<string, unknown> {
   const { phase, since } = phaseAt(t.createdMs, t.outcome, imageTaskMs(ctx.state), now);
   const status = phase === 'queued' ? 'submitted' : phase === 'running' ? 'processing' : phase === 'done' && t.outcome === 'succeeded' ? 'succeed' : 'failed';
   const out: Record<string, unknown> = {
     task_id: t.id,
     task_status: status,
-    task_status_msg: status === 'failed' ? (STATUS_MSG[phase === 'cancelled' ? 'cancelled' : t.outcome] ?? '') : '',
+    task_status_msg: status === 'failed' ? (FAILED[t.outcome] ?? FAILED.failed) : '',
     task_info: t.externalTaskId ? { external_task_id: t.externalTaskId } : {},
     created_at: t.createdMs,
     updated_at: since,

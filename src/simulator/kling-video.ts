@@ -131,7 +131,7 @@ function parseCreate(ctx: SimContext, kind: Kind): Omit<KlingTask, 'id' | 'video
   };
 }
 
-export const STATUS_MSG: Partial<Record<SimOutcome, string>> = {
+const STATUS_MSG: Partial<Record<SimOutcome, string>> = {
   failed: 'Video generation failed, please try again later.',
   moderated: 'Failure to pass the risk control system.',
   cancelled: 'The task was cancelled.',

@@ -3,15 +3,16 @@ import { pngSize, sniffImageType } from '../http/image-type.js';
 import { sendJson, readJson, type SimContext, type SimRoute } from './router.js';
 import { boundaryOf, parseMultipart } from './multipart.js';
 import { outcomeOf } from './video-common.js';
-import { drawPictures } from './image-common.js';
+import { dataUrlImage, drawPictures, imageInput } from './image-common.js';
 import { fileUrl, render } from './images.js';
 import { randomUUID } from 'node:crypto';
 
 // The simulator's Recraft part, in Recraft's wire format, under /recraft on the simulator's origin
 // (Recraft's own origin is external.api.recraft.ai; its paths would clash with OpenAI's here):
 //   POST /recraft/v1/images/generations   JSON {prompt, model, style, size, n, response_format, negative_prompt}
-//   POST /recraft/v1/images/imageToImage  multipart: image, prompt, strength, …
-//   POST /recraft/v1/images/inpaint       multipart: image, mask (white marks what to redraw), prompt, …
+//   POST /recraft/v1/images/imageToImage  image, prompt, strength, …
+//   POST /recraft/v1/images/inpaint       image, mask (white marks what to redraw), prompt, …
+// The image endpoints take multipart files or JSON with the images as URLs or data URLs.
 // → {created, data:[{image_id, url} | {image_id, b64_json}]}, synchronous, Bearer key. Errors are
 // {code, message}: 400 invalid input, 401 no key, 400 `prompt_rejected` for "[moderation]",
 // 500 for "[fail]". The simulator draws raster styles only (vector styles answer SVG at Recraft).
@@ -27,18 +28,30 @@ function authenticate(ctx: SimContext): boolean {
   return false;
 }
 
-/** The request's fields, from JSON (generate) or multipart (the image endpoints); undefined after answering 400. */
-function fieldsOf(ctx: SimContext, kind: Kind): { fields: Record<string, unknown>; files: Record<string, Buffer> } | undefined {
+/**
+ * The request's fields: JSON (every endpoint; images as URLs or data URLs), or multipart for the
+ * image endpoints; undefined after answering 400. A data URL's bytes are checked like an upload's.
+ */
+function fieldsOf(ctx: SimContext, kind: Kind): { fields: Record<string, unknown>; files: Record<string, Buffer | null> } | undefined {
   const bad = (m: string) => void sendJson(ctx.res, 400, error('invalid_request', m));
-  if (kind === 'generate') {
-    const body = readJson(ctx, (m) => error('invalid_request', m));
-    return body && { fields: body, files: {} };
-  }
   const boundary = boundaryOf(ctx.req.headers['content-type']);
-  const parts = boundary ? parseMultipart(ctx.body, boundary) : null;
+  if (kind === 'generate' || !boundary) {
+    const body = readJson(ctx, (m) => error('invalid_request', m));
+    if (!body) return undefined;
+    const files: Record<string, Buffer | null> = {};
+    for (const k of kind === 'generate' ? [] : ['image', 'mask']) {
+      if (body[k] === undefined) continue;
+      const img = imageInput(body[k], dataUrlImage);
+      if (typeof img === 'string') return bad(`${k} ${img}.`);
+      files[k] = img;
+      delete body[k];
+    }
+    return { fields: body, files };
+  }
+  const parts = parseMultipart(ctx.body, boundary);
   if (!parts) return bad('The body must be well-formed multipart/form-data.');
   const fields: Record<string, unknown> = {};
-  const files: Record<string, Buffer> = {};
+  const files: Record<string, Buffer | null> = {};
   for (const p of parts) {
     if (p.filename !== undefined) files[p.name] = p.data;
     else fields[p.name] = p.data.toString('utf8');
@@ -77,19 +90,19 @@ function handle(ctx: SimContext, kind: Kind): void {
     }
   } else {
     const image = files.image;
-    if (!image || !sniffImageType(image)) return bad('image is required: a PNG, JPEG or WEBP file.');
-    inputs.push(image);
-    const dims = pngSize(image);
+    if (image === undefined || (image && !sniffImageType(image))) return bad('image is required: a PNG, JPEG or WEBP file, or its URL.');
+    if (image) inputs.push(image);
+    const dims = image && pngSize(image);
     if (dims) size = `${dims.width}x${dims.height}`;
     if (kind === 'imageToImage') {
       const strength = num(f.strength);
       if (typeof strength !== 'number' || !(strength >= 0 && strength <= 1)) return bad('strength is required: a number from 0 to 1.');
     } else {
       const mask = files.mask;
-      if (!mask || !sniffImageType(mask)) return bad('mask is required: a grayscale PNG, JPEG or WEBP file.');
-      const m = pngSize(mask);
+      if (mask === undefined || (mask && !sniffImageType(mask))) return bad('mask is required: a grayscale PNG, JPEG or WEBP file, or its URL.');
+      const m = mask && pngSize(mask);
       if (dims && m && (m.width !== dims.width || m.height !== dims.height)) return bad('mask must have the same size as image.');
-      inputs.push(mask);
+      if (mask) inputs.push(mask);
     }
   }
   const outcome = outcomeOf(prompt);

@@ -11,6 +11,9 @@ import { hailuoVideoRoutes } from './hailuo-video.js';
 import { xaiVideoRoutes } from './xai-video.js';
 import { zhipuVideoRoutes } from './zhipu-video.js';
 import { viduVideoRoutes } from './vidu-video.js';
+import { jimengVideoRoutes } from './jimeng-video.js';
+import { falVideoRoutes } from './fal-video.js';
+import { replicateVideoRoutes } from './replicate-video.js';
 import { imageRoutes } from './images.js';
 import { klingImageRoutes } from './kling-images.js';
 import { minimaxImageRoutes } from './minimax-images.js';
@@ -100,6 +103,9 @@ export function simulatorRoutes(): SimRoute[] {
     ...xaiVideoRoutes(),
     ...zhipuVideoRoutes(),
     ...viduVideoRoutes(),
+    ...jimengVideoRoutes(),
+    ...falVideoRoutes(),
+    ...replicateVideoRoutes(),
     ...openaiChatRoutes(),
     ...openaiResponsesRoutes(),
     ...anthropicMessagesRoutes(),

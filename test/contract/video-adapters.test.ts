@@ -8,6 +8,10 @@ import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
 import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
+import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
+import { FAL_DEFAULT_MODELS } from '../../src/providers/fal/models.js';
+import { REPLICATE_DEFAULT_MODELS } from '../../src/providers/replicate/models.js';
+import { JIMENG_SIMULATOR_ACCOUNT } from '../../src/providers/jimeng/wire.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -125,6 +129,43 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[fail]', reason: /^OutputVideoSensitiveContentDetected: / },
       { marker: '[cancel]', reason: /^cancelled: / },
       { marker: '[expire]', reason: /^expired: / },
+    ],
+  },
+  {
+    // Every request signed the Volcengine way, by the one account the simulator part knows.
+    type: 'jimeng',
+    models: JIMENG_DEFAULT_MODELS,
+    channel: { api_key: JIMENG_SIMULATOR_ACCOUNT.apiKey, api_secret: JIMENG_SIMULATOR_ACCOUNT.apiSecret },
+    routes: { create: 'jimeng.video.action', get: 'jimeng.video.action' },
+    failures: [
+      { marker: '[fail]', reason: /^50500: Internal Error/ },
+      { marker: '[moderation]', reason: /^content_filtered_50511: Post Img Risk Not Pass/ },
+      { marker: '[expire]', reason: /^expired: / },
+    ],
+    inlineImages: true,
+  },
+  {
+    // fal's queue: status, then the result as a second read; a failed result read is the request's failure.
+    type: 'fal',
+    models: FAL_DEFAULT_MODELS,
+    channel: { api_key: 'fal-contract-secret-0008' },
+    routes: { create: 'fal.video.create', get: 'fal.video.status' },
+    failures: [
+      { marker: '[fail]', reason: /^generation_error: Video generation failed/ },
+      { marker: '[moderation]', reason: /^content_filtered: The content could not be processed/ },
+      { marker: '[cancel]', reason: /^client_cancelled: Request was cancelled/ },
+    ],
+  },
+  {
+    type: 'replicate',
+    models: REPLICATE_DEFAULT_MODELS,
+    channel: { api_key: 'r8_replicate-contract-secret-0009' },
+    routes: { create: 'replicate.video.create', get: 'replicate.video.get' },
+    failures: [
+      { marker: '[fail]', reason: /^failed: Prediction failed/ },
+      { marker: '[moderation]', reason: /^failed: The input or output was flagged as sensitive.*\(E005\)$/ },
+      { marker: '[cancel]', reason: /^canceled: / },
+      { marker: '[expire]', reason: /^aborted: / },
     ],
   },
 ];

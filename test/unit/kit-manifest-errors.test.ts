@@ -92,7 +92,7 @@ describe('provider manifest errors', () => {
     expect(() => loadManifest('/nonexistent/provider.yaml')).toThrow(/\/nonexistent\/provider\.yaml: cannot be read \(ENOENT\)/);
   });
 
-  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu'])('loads the built-in %s manifest', (type) => {
+  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu', 'jimeng', 'fal', 'replicate'])('loads the built-in %s manifest', (type) => {
     expect(loadManifest(new URL(`../../src/providers/${type}/manifest.yaml`, import.meta.url)).type).toBe(type);
   });
 

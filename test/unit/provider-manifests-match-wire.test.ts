@@ -67,7 +67,7 @@ describe('manifests agree with the simulator wire tables', () => {
       expect(modelFacts(VIDU, model).default_resolution, model).toBe(f.defaultResolution);
       if (f.startEndDurations.length && f.startEndDurations.length < f.durations.length) expect(Math.max(...f.startEndDurations)).toBe(8);
     }
-    const rules = JSON.stringify(VIDU.videos.rules);
+    const rules = JSON.stringify(VIDU.videos?.rules);
     expect(rules).toContain('"min":9');
     expect(rules).toContain(`"not_in":["${VIDU2_8S_RESOLUTION}"]`);
     expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES.viduq2 + 1}`);

@@ -92,6 +92,9 @@ describe('simulator: image providers', () => {
     expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_request', message: expect.stringContaining('1344x768') } });
     const inpaint = await form('/recraft/v1/images/inpaint', auth, { prompt: 'sky', image: photo(40, 30), mask: mask(40, 30), response_format: 'url' });
     expectPng(await png(((await inpaint.json()) as any).data[0].url), 40, 30);
+    const i2i = await json('POST', '/recraft/v1/images/imageToImage', auth, { prompt: 'sky', strength: 0.4, image: `data:image/png;base64,${photo(48, 32).toString('base64')}`, response_format: 'b64_json' });
+    expectPng(Buffer.from(i2i.body.data[0].b64_json, 'base64'), 48, 32);
+    expect((await json('POST', '/recraft/v1/images/imageToImage', auth, { prompt: 'sky', image: 'https://example.com/a.png' })).body.message).toContain('strength');
     expect((await json('POST', '/recraft/v1/images/generations', auth, { prompt: '[moderation]' })).status).toBe(400);
   });
 

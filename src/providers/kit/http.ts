@@ -58,7 +58,7 @@ export class KitHttp {
     return out;
   }
 
-  private checkEnvelope(out: Record<string, unknown>): void {
+  checkEnvelope(out: Record<string, unknown>): void {
     const env = this.m.api.envelope;
     if (!env || (env.unless && text(at(out, env.unless)))) return;
     const code = at(out, env.code);

@@ -4,7 +4,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { fieldName } from '../../http/validation-message.js';
 import schema from './manifest.schema.json' with { type: 'json' };
-import type { Condition, Manifest } from './manifest.js';
+import type { Condition, ImageManifest, Manifest, VideoManifest } from './manifest.js';
+import { imageProblems } from './image-check.js';
 import { variants } from './request.js';
 import { isRequestName, placeholders, TRANSFORMS } from './template.js';
 
@@ -69,23 +70,12 @@ function walkStrings(t: unknown, visit: (s: string) => void): void {
   else if (t && typeof t === 'object') Object.values(t).forEach((x) => walkStrings(x, visit));
 }
 
-/** What the schema cannot check. */
-function semanticProblems(m: Manifest): string[] {
+/** What the schema cannot check of the video capability. */
+function videoProblems(m: VideoManifest, regex: (field: string, source: string | undefined) => void): string[] {
   const out: string[] = [];
-  const regex = (field: string, source: string | undefined) => {
-    if (source === undefined) return;
-    try {
-      new RegExp(source);
-    } catch {
-      out.push(`${field}: not a regular expression (got "${source}")`);
-    }
-  };
-  regex('simulator.claims.videos', m.simulator?.claims.videos);
-  regex('simulator.claims.images', m.simulator?.claims.images);
   regex('videos.task_id.pattern', m.videos.task_id.pattern);
   regex('videos.task_id.stored_pattern', m.videos.task_id.stored_pattern);
   regex('videos.task.result.download.file.pattern', m.videos.task.result.download?.file?.pattern);
-  m.models.forEach((e, i) => regex(`models[${i}].match`, e.match));
   const maps = Object.keys(m.videos.maps ?? {});
   const checkTemplate = (field: string, t: unknown) =>
     walkStrings(t, (s) => {
@@ -110,6 +100,26 @@ function semanticProblems(m: Manifest): string[] {
   [m.model_defaults, ...m.models].forEach((e, i) => {
     for (const mode of e?.modes ?? []) if (!m.videos.modes.includes(mode)) out.push(`${i === 0 ? 'model_defaults' : `models[${i - 1}]`}.modes: ${mode} is not in videos.modes (${m.videos.modes.join(', ')})`);
   });
+  return out;
+}
+
+/** What the schema cannot check. */
+function semanticProblems(m: Manifest): string[] {
+  const out: string[] = [];
+  const regex = (field: string, source: string | undefined) => {
+    if (source === undefined) return;
+    try {
+      new RegExp(source);
+    } catch {
+      out.push(`${field}: not a regular expression (got "${source}")`);
+    }
+  };
+  regex('simulator.claims.videos', m.simulator?.claims.videos);
+  regex('simulator.claims.images', m.simulator?.claims.images);
+  m.models.forEach((e, i) => regex(`models[${i}].match`, e.match));
+  if (m.videos) out.push(...videoProblems(m as VideoManifest, regex));
+  if (m.images) out.push(...imageProblems(m as ImageManifest));
+  if (!m.videos && !m.images) out.push('videos, images: a manifest declares at least one capability');
   if ((m.api.auth.scheme === 'header' || m.api.auth.scheme === 'query') && !m.api.auth.name) out.push(`api.auth.name: required for the ${m.api.auth.scheme} scheme`);
   return out;
 }
@@ -149,3 +159,4 @@ export function loadManifest(file: string | URL, opts: LoadOptions = {}): Manife
   }
   return parseManifest(text, path, opts);
 }
+

@@ -209,6 +209,39 @@ export interface VideosSpec {
   lifetime: { seconds: number; param?: 'execution_expires_after' };
 }
 
+/** An image model's accepted values; a value outside a list is refused with a 400 naming the list. */
+export interface ImageModelSpec {
+  /** What the model does (default: generate, and edit when the manifest has an edit call). */
+  operations?: ('generate' | 'edit')[];
+  /** The sizes it renders (`WxH`), each with the aspect ratio it stands for, or a plain list. */
+  sizes?: Record<string, string> | string[];
+  /** Aspect ratios a client may name instead (`aspect_ratio`); default: the ratios of `sizes`. */
+  ratios?: string[];
+  /** Free sizes: each side from min to max, a multiple of `multiple_of`, at most `max_pixels` in all. */
+  dimensions?: { min: number; max: number; multiple_of?: number; max_pixels?: number };
+  /** Resolution tiers a client may name as the size (`1K`, `2K`, `4K`). */
+  resolutions?: string[];
+  /** The size assumed when the client sends none (for the credit hold and `{size}`). */
+  default_size?: string;
+  qualities?: string[];
+  /** Output formats (`output_format`: png, jpeg, webp). */
+  formats?: string[];
+  /** The most images one request may ask for. */
+  max_n?: number;
+  /** The most images one upstream call makes (1: the gateway sends n calls). */
+  per_call?: number;
+  seed?: boolean;
+  negative_prompt?: boolean;
+  /** An edit may carry a mask. */
+  mask?: boolean;
+  /** Input images (edit uploads, or `image` references on a generation) one call takes; 0: none. */
+  max_images?: number;
+  /** The tokens one output image is billed, for a model priced per token (the credit hold). */
+  tokens_per_image?: number;
+  /** Polling of a queued model: interval and how long the client is kept waiting. */
+  wait?: { interval_ms?: number; timeout_s?: number };
+}
+
 export interface ModelSpec {
   id?: string;
   match?: string;
@@ -219,8 +252,56 @@ export interface ModelSpec {
   fps?: number[];
   default_resolution?: string;
   facts?: Record<string, string | number | boolean>;
+  /** An image model (the manifest's `images` capability), with what it accepts. */
+  image?: ImageModelSpec;
   /** Offered by the embedded default at this list price. */
   offer?: { modes?: VideoModeName[]; price: ModelConfig['price'] };
+}
+
+/** Where images are in an answer: a list (`*` flattens lists on the way) and, in each item, a URL or base64. */
+export interface ImageResultSpec {
+  items: string;
+  url?: string;
+  b64?: string;
+  mime?: string;
+}
+
+export interface ImageUsageSpec {
+  /** images: a count; tokens: output tokens (input tokens from `input`); megapixels: the pixels billed. */
+  unit: 'images' | 'tokens' | 'megapixels';
+  paths: string[];
+  input?: string[];
+}
+
+export interface ImageTaskSpec {
+  id: { path: string; pattern?: string };
+  /** The read: a path with `{id}` on the channel, or a polling URL the create answer holds. */
+  get?: EndpointSpec;
+  poll_url?: { path: string; key: 'none' | 'same_origin' | 'same_site' };
+  cancel?: EndpointSpec;
+  status: StatusSpec;
+  failure?: { code?: TextSpec; message?: TextSpec };
+  /** Seconds a task is followed after its client stopped waiting, to settle what it costs. */
+  lifetime_s?: number;
+}
+
+export interface ImagesSpec {
+  /** Client fields passed on as `{extra.<name>}`; any other unknown field is refused. */
+  extra?: string[];
+  /** Image types a provider takes inline (fetching `image` URLs of a generation). */
+  inline_images?: { types: string[] };
+  maps?: Record<string, Record<string, string>>;
+  rules?: RuleSpec[];
+  /** The calls: the first variant whose `when` holds (`operation` is generate or edit). */
+  create: CreateVariant | CreateVariant[];
+  /** JSON (default), or multipart/form-data with images as file parts. */
+  encoding?: 'json' | 'multipart';
+  /** Present for a provider that answers with a task to poll. */
+  task?: ImageTaskSpec;
+  result: ImageResultSpec;
+  /** A finished answer without images is a moderation refusal when one of these holds. */
+  moderation?: { any: ({ path: string } & Test)[]; code?: string; message?: TextSpec };
+  usage?: ImageUsageSpec;
 }
 
 export interface Manifest {
@@ -231,7 +312,19 @@ export interface Manifest {
   needs_base_url?: boolean;
   simulator?: { path: string; claims: { videos?: string; images?: string } };
   api: ApiSpec;
-  videos: VideosSpec;
+  videos?: VideosSpec;
+  images?: ImagesSpec;
   model_defaults?: Omit<ModelSpec, 'id' | 'match' | 'offer'>;
   models: ModelSpec[];
+}
+
+/** A manifest with the video capability (what the video engine reads). */
+export type VideoManifest = Manifest & { videos: VideosSpec };
+/** A manifest with the image capability. */
+export type ImageManifest = Manifest & { images: ImagesSpec };
+
+/** The manifest as the video engine reads it; one without the capability is a programming error. */
+export function withVideos(m: Manifest): VideoManifest {
+  if (!m.videos) throw new Error(`the ${m.type} manifest has no videos capability`);
+  return m as VideoManifest;
 }

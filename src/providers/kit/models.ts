@@ -1,7 +1,7 @@
 import type { ModelConfig, VideoModeName } from '../../config/schema.js';
 import { resolutionOnly, sizesFromCaps, uniqueSizes } from '../video-sizes.js';
 import type { VideoModelCaps, VideoSizeOption } from '../video-types.js';
-import type { Manifest, ModelSpec } from './manifest.js';
+import type { Manifest, ModelSpec, VideoManifest } from './manifest.js';
 
 // A manifest's models: which entry an upstream model id falls under, what it accepts (caps), the
 // frame sizes it renders, and the models the embedded default offers at their list prices.
@@ -27,7 +27,7 @@ export function capsOf(m: Manifest, id: string): VideoModelCaps {
 }
 
 /** The `WxH` of a resolution (and ratio) in the frame-size table, if it lists one. */
-export function frameSizeOf(m: Manifest, resolution: string, ratio: string | undefined): string | undefined {
+export function frameSizeOf(m: VideoManifest, resolution: string, ratio: string | undefined): string | undefined {
   const row = m.videos.frame_sizes?.[resolution];
   if (typeof row === 'string') return row;
   return row && ratio !== undefined ? row[ratio] : undefined;
@@ -38,7 +38,7 @@ export function frameSizeOf(m: Manifest, resolution: string, ratio: string | und
  * then the usual ones of its caps (only at ratios the table has, when it has ratios); where the
  * image decides the shape, a size means its resolution only.
  */
-export function sizesOf(m: Manifest, id: string, mode: VideoModeName): VideoSizeOption[] {
+export function sizesOf(m: VideoManifest, id: string, mode: VideoModeName): VideoSizeOption[] {
   const caps = capsOf(m, id);
   const table = m.videos.frame_sizes ?? {};
   const own: VideoSizeOption[] = (caps.resolutions ?? []).flatMap((resolution) => {
@@ -57,6 +57,10 @@ export function offeredModels(m: Manifest): Record<string, ModelConfig> {
   const out: Record<string, ModelConfig> = {};
   for (const e of m.models) {
     if (!e.id || !e.offer) continue;
+    if (e.image || !m.videos) {
+      out[e.id] = { kind: 'image', owned_by: m.owned_by, price: e.offer.price };
+      continue;
+    }
     const modes = e.offer.modes ?? modelFacts(m, e.id).modes;
     out[e.id] = { kind: 'video', owned_by: m.owned_by, ...(modes ? { modes: [...modes] } : {}), price: e.offer.price };
   }

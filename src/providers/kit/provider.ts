@@ -2,15 +2,17 @@ import type { Provider } from '../provider.js';
 import { needsSecret } from './hooks/auth.js';
 import type { Manifest } from './manifest.js';
 import { offeredModels } from './models.js';
+import { imageAdapter } from './image-adapter.js';
 import { videoAdapter } from './video-adapter.js';
 
-/** The Provider a manifest describes: its channel type, defaults, simulator part and video adapter. */
+/** The Provider a manifest describes: its channel type, defaults, simulator part, video and image adapters. */
 export function kitProvider(m: Manifest): Provider {
   const d = m.defaults ?? {};
   const claims = m.simulator?.claims;
   return {
     type: m.type,
-    videos: videoAdapter(m),
+    ...(m.videos ? { videos: videoAdapter(m) } : {}),
+    ...(m.images ? { images: imageAdapter(m) } : {}),
     needsBaseUrl: m.needs_base_url ?? true,
     ...(needsSecret(m.api.auth) ? { needsApiSecret: true } : {}),
     defaults: {

@@ -2,7 +2,7 @@ import { errors } from '../../http/errors.js';
 import { imageBytes, refuseParams, refuseReserved, type ImageBytes } from '../video-support.js';
 import type { BillableUnits, VideoGenerationRequest, VideoParams } from '../video-types.js';
 import type { Target } from '../../upstream/target.js';
-import type { CreateVariant, Manifest } from './manifest.js';
+import type { CreateVariant, VideoManifest } from './manifest.js';
 import { frameSizeOf, modelFacts } from './models.js';
 import { fill, interpolate, requestValue, type RequestScope } from './template.js';
 import { at, holds } from './values.js';
@@ -10,11 +10,11 @@ import { at, holds } from './values.js';
 // The request side of a manifest: checks beyond the model's caps, the credit estimate, and the
 // create call (variant, path and body) built from the neutral request.
 
-export function variants(m: Manifest): CreateVariant[] {
+export function variants(m: VideoManifest): CreateVariant[] {
   return Array.isArray(m.videos.create) ? m.videos.create : [m.videos.create];
 }
 
-function scopeOf(m: Manifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>): RequestScope {
+function scopeOf(m: VideoManifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>): RequestScope {
   const f = modelFacts(m, model);
   const { resolution, ratio } = req.params;
   const tier = resolution ?? f.default_resolution;
@@ -23,7 +23,7 @@ function scopeOf(m: Manifest, model: string, req: VideoGenerationRequest, callba
 }
 
 /** 400s for what the provider refuses beyond the model's caps, in the manifest's words. */
-export function validateRequest(m: Manifest, model: string, req: VideoGenerationRequest): void {
+export function validateRequest(m: VideoManifest, model: string, req: VideoGenerationRequest): void {
   const v = m.videos;
   if (v.params) refuseParams(req, m.name, v.params as (keyof VideoParams)[]);
   const { ratio, resolution } = req.params;
@@ -49,7 +49,7 @@ const metaStr = (req: VideoGenerationRequest, field?: string) => {
 };
 
 /** The credit hold: the requested (or default) seconds at the requested (or default) resolution, in the manifest's billing unit. */
-export function estimateRequest(m: Manifest, model: string, req: VideoGenerationRequest): BillableUnits {
+export function estimateRequest(m: VideoManifest, model: string, req: VideoGenerationRequest): BillableUnits {
   const e = m.videos.estimate;
   const f = modelFacts(m, model);
   const fps = f.fps?.[0] ?? 24;
@@ -107,7 +107,7 @@ function setAt(obj: Record<string, unknown>, path: string, value: Record<string,
 }
 
 /** Puts metadata beside the gateway's fields (where the manifest says), the gateway's fields winning. */
-function withMetadata(m: Manifest, req: VideoGenerationRequest, body: Record<string, unknown>): Record<string, unknown> {
+function withMetadata(m: VideoManifest, req: VideoGenerationRequest, body: Record<string, unknown>): Record<string, unknown> {
   const spec = m.videos.metadata ?? {};
   const groups = new Map<string, Record<string, unknown>>();
   for (const [k, v] of Object.entries(req.metadata)) {
@@ -127,7 +127,7 @@ function withMetadata(m: Manifest, req: VideoGenerationRequest, body: Record<str
 }
 
 /** The create call for a request: the first variant whose condition holds, its path and its filled body. */
-export function createCall(m: Manifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>): CreateCall {
+export function createCall(m: VideoManifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>): CreateCall {
   const s = scopeOf(m, model, req, callbackUrl, fetched);
   const all = variants(m);
   const v = all.find((c) => !c.when || holds(c.when, (name) => requestValue(s, name))) ?? all[all.length - 1];
@@ -137,7 +137,7 @@ export function createCall(m: Manifest, model: string, req: VideoGenerationReque
 }
 
 /** The client's images as bytes, fetched together, for a manifest that inlines them. */
-export async function fetchImages(m: Manifest, target: Target, req: VideoGenerationRequest, signal?: AbortSignal): Promise<Map<number, ImageBytes> | undefined> {
+export async function fetchImages(m: VideoManifest, target: Target, req: VideoGenerationRequest, signal?: AbortSignal): Promise<Map<number, ImageBytes> | undefined> {
   const types = m.videos.inline_images?.types;
   if (!types) return undefined;
   const got = await Promise.all(

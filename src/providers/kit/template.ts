@@ -28,11 +28,22 @@ export interface RequestScope {
   fetched?: Map<number, ImageBytes>;
   /** The current item of a `$each`. */
   item?: unknown;
+  /** The names of another capability's request (images): read here instead of `req`. */
+  lookup?: (name: string) => unknown;
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'segments'] as const;
+/** A file part of a multipart body (the `file` transform): the bytes and their type. */
+export class FileValue {
+  constructor(
+    readonly bytes: Buffer,
+    readonly mimeType: string,
+    readonly filename: string,
+  ) {}
+}
+
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
-export const FETCHING = new Set(['base64', 'mime', 'data_url']);
+export const FETCHING = new Set(['base64', 'mime', 'data_url', 'file']);
 
 const PARAMS = new Set(['resolution', 'ratio', 'duration', 'fps', 'seed', 'camera_fixed', 'watermark', 'generate_audio', 'draft', 'service_tier', 'execution_expires_after', 'return_last_frame']);
 
@@ -43,6 +54,7 @@ export function isRequestName(name: string): boolean {
 
 /** A neutral value of the request by name (lists are empty, never absent, so conditions can count them). */
 export function requestValue(s: RequestScope, name: string): unknown {
+  if (s.lookup) return name === 'item' ? s.item : name.startsWith('item.') ? at(s.item, name.slice(5)) : s.lookup(name);
   const images = () => s.req.images.map((img, i) => new ImageRef(img.url, img.role, i));
   if (name === 'model') return s.model;
   if (name === 'prompt') return s.req.prompt;
@@ -81,6 +93,10 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return String(v).toLowerCase();
     case 'string':
       return url ?? String(v);
+    case 'number': {
+      const n = Number(v);
+      return url === undefined && Number.isFinite(n) ? n : undefined;
+    }
     case 'map':
       return s.maps[args[0]]?.[String(v)];
     case 'replace':
@@ -94,6 +110,11 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
     case 'data_url': {
       const b = bytesOf(s, v);
       return `data:${b.mimeType};base64,${b.base64}`;
+    }
+    case 'file': {
+      const b = bytesOf(s, v);
+      const index = v instanceof ImageRef ? v.index : 0;
+      return new FileValue(Buffer.from(b.base64, 'base64'), b.mimeType, `image-${index + 1}.${b.mimeType.split('/')[1] ?? 'bin'}`);
     }
     default:
       return v;

@@ -4,7 +4,7 @@ import type { Target } from '../../upstream/target.js';
 import { getFollowingRedirects, sameOrigin } from '../video-support.js';
 import type { CreatedTask, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
 import { KitHttp } from './http.js';
-import type { Manifest } from './manifest.js';
+import { withVideos, type Manifest } from './manifest.js';
 import { capsOf, sizesOf } from './models.js';
 import { bodyWith, createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
 import { interpolate } from './template.js';
@@ -29,7 +29,8 @@ export interface KitVideoAdapter extends VideoAdapter {
   fetchImages(target: Target, req: VideoGenerationRequest, signal?: AbortSignal): ReturnType<typeof fetchImages>;
 }
 
-export function videoAdapter(m: Manifest): KitVideoAdapter {
+export function videoAdapter(manifest: Manifest): KitVideoAdapter {
+  const m = withVideos(manifest);
   const v = m.videos;
   const http = new KitHttp(m);
   const idPattern = v.task_id.pattern ? new RegExp(v.task_id.pattern) : null;

@@ -1,7 +1,7 @@
 import { usageCount } from '../../upstream/usage-number.js';
 import { signedUrlExpiry } from '../signed-url.js';
 import type { BillableUnits, ProviderTaskState, ProviderTaskView, ResultDelivery } from '../video-types.js';
-import type { Manifest, TaskSpec, TextSpec } from './manifest.js';
+import type { StatusSpec, TaskSpec, TextSpec, VideoManifest } from './manifest.js';
 import { absent, at, firstText, passes, text } from './values.js';
 
 // The answer side of a manifest: a provider's task object read into neutral terms (state, result,
@@ -9,7 +9,7 @@ import { absent, at, firstText, passes, text } from './values.js';
 
 const FAILING = new Set<ProviderTaskState>(['failed', 'cancelled', 'expired']);
 
-function textOf(task: Record<string, unknown>, spec: TextSpec | undefined): string {
+export function textOf(task: Record<string, unknown>, spec: TextSpec | undefined): string {
   if (!spec) return '';
   if (spec.value !== undefined) return spec.value;
   const v = spec.path !== undefined ? at(task, spec.path) : undefined;
@@ -64,14 +64,13 @@ function resultOf(task: Record<string, unknown>, spec: TaskSpec['result'], updat
   return null;
 }
 
-/** A provider's task object in neutral terms. */
-export function viewTask(m: Manifest, task: Record<string, unknown>, now = Date.now()): ProviderTaskView {
-  const spec = m.videos.task;
+/** A task's state from its status word (or operation fields), with the code and message its map gives. */
+export function stateOf(status: StatusSpec, task: Record<string, unknown>): { state: ProviderTaskState; rawStatus: string; code?: string; message?: string } {
   let state: ProviderTaskState;
   let rawStatus: string;
   let code: string | undefined;
   let message: string | undefined;
-  const op = spec.status.operation;
+  const op = status.operation;
   if (op) {
     // A long-running operation: running until done; done with an error is its google.rpc.Status.
     const error = at(task, op.error);
@@ -83,14 +82,23 @@ export function viewTask(m: Manifest, task: Record<string, unknown>, now = Date.
       message = text((error as Record<string, unknown>).message);
     } else [state, rawStatus] = ['succeeded', 'done'];
   } else {
-    rawStatus = firstText(task, spec.status.path ?? 'status');
-    const entry = Object.hasOwn(spec.status.map ?? {}, rawStatus) ? spec.status.map![rawStatus] : undefined;
+    rawStatus = firstText(task, status.path ?? 'status');
+    const entry = Object.hasOwn(status.map ?? {}, rawStatus) ? status.map![rawStatus] : undefined;
     state = typeof entry === 'string' ? entry : (entry?.state ?? 'unknown');
     if (typeof entry === 'object') [code, message] = [entry.code, entry.message];
-    const by = spec.status.by_code;
+    const by = status.by_code;
     const refined = state === 'failed' && by ? by.map[text(at(task, by.path))] : undefined;
     if (refined) state = refined;
   }
+  return { state, rawStatus, code, message };
+}
+
+/** A provider's task object in neutral terms. */
+export function viewTask(m: VideoManifest, task: Record<string, unknown>, now = Date.now()): ProviderTaskView {
+  const spec = m.videos.task;
+  const read = stateOf(spec.status, task);
+  const rawStatus = read.rawStatus;
+  let { state, code, message } = read;
   const updatedAtS = updatedAt(task, spec.updated_at);
   let result = state === 'succeeded' ? resultOf(task, spec.result, updatedAtS, now) : null;
   if (FAILING.has(state)) {

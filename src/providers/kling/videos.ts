@@ -1,9 +1,10 @@
 import { loadManifest } from '../kit/load.js';
+import { withVideos } from '../kit/manifest.js';
 import { videoAdapter } from '../kit/video-adapter.js';
 import type { VideoGenerationRequest } from '../video-types.js';
 
 /** Kling's wire format: manifest.yaml beside this file. */
-export const KLING = loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true });
+export const KLING = withVideos(loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true }));
 export const klingVideos = videoAdapter(KLING);
 
 /** The create path (text2video | image2video) and body in Kling's format. */

@@ -1,12 +1,10 @@
-import { createReadStream } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { MIME } from '../../http/image-type.js';
 import type { Target } from '../../upstream/target.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
 import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesCall, ImagesResult, UploadedImage } from '../image-types.js';
+import { multipartBody, type FormFile } from '../multipart-body.js';
 import { openaiFailure, openaiHeaders, openaiUrl } from './api.js';
 
 // OpenAI Images: POST {base_url}/images/generations (JSON) and POST {base_url}/images/edits
@@ -63,53 +61,12 @@ async function generate(call: ImagesCall, target: Target, params: ImageParams): 
   return readImagesResponse(res, call.signal);
 }
 
-/** A header value safe inside a quoted Content-Disposition parameter. */
-function quoted(value: string): string {
-  return value.replace(/[\r\n"\\]/g, '_');
-}
-
-interface FilePart {
-  name: string;
-  image: UploadedImage;
-  filename: string;
-}
-
-/**
- * A multipart body whose files are streamed from disk: only the part headers live in memory.
- * The length is known up front, so the upstream gets a Content-Length rather than chunked encoding.
- */
-export function multipartBody(fields: Record<string, unknown>, files: FilePart[]): { stream: Readable; length: number; contentType: string } {
-  const boundary = `mediagate-${randomBytes(12).toString('hex')}`;
-  const heads: Buffer[] = [];
-  for (const [name, value] of Object.entries(fields)) {
-    if (value === undefined || value === null) continue;
-    const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-    heads.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${text}\r\n`));
-  }
-  const fileHeads = files.map((f) =>
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quoted(f.name)}"; filename="${quoted(f.filename)}"\r\nContent-Type: ${MIME[f.image.type]}\r\n\r\n`),
-  );
-  const crlf = Buffer.from('\r\n');
-  const tail = Buffer.from(`--${boundary}--\r\n`);
-  const length =
-    heads.reduce((s, b) => s + b.length, 0) + fileHeads.reduce((s, b) => s + b.length, 0) + files.reduce((s, f) => s + f.image.size + crlf.length, 0) + tail.length;
-  async function* chunks(): AsyncGenerator<Buffer> {
-    for (const h of heads) yield h;
-    for (let i = 0; i < files.length; i++) {
-      yield fileHeads[i];
-      for await (const c of createReadStream(files[i].image.path)) yield c as Buffer;
-      yield crlf;
-    }
-    yield tail;
-  }
-  return { stream: Readable.from(chunks(), { objectMode: false }), length, contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
 async function edit(call: ImagesCall, target: Target, input: EditInput): Promise<ImagesResult> {
   // One image goes as `image`, several as `image[]`, the way OpenAI's own SDK sends them.
   const imageField = input.images.length === 1 ? 'image' : 'image[]';
-  const files: FilePart[] = input.images.map((image, i) => ({ name: imageField, image, filename: `image-${i + 1}.${image.type}` }));
-  if (input.mask) files.push({ name: 'mask', image: input.mask, filename: `mask.${input.mask.type}` });
+  const file = (name: string, image: UploadedImage, filename: string): FormFile => ({ name, filename, contentType: MIME[image.type], path: image.path, size: image.size });
+  const files = input.images.map((image, i) => file(imageField, image, `image-${i + 1}.${image.type}`));
+  if (input.mask) files.push(file('mask', input.mask, `mask.${input.mask.type}`));
   const body = multipartBody(knownFields(target, input), files);
   const headers = openaiHeaders(target, body.contentType);
   headers['content-length'] = String(body.length);

@@ -36,7 +36,8 @@ export const REPLICATE_MODELS: Record<string, ReplicateModelFacts> = {
   },
   'black-forest-labs/flux-kontext-pro': {
     inputs: { input_image: 'image', aspect_ratio: [...REPLICATE_RATIOS, 'match_input_image'], output_format: ['jpg', 'png'], safety_tolerance: 'number', prompt_upsampling: 'boolean' },
-    needs: ['input_image'],
+    // Without input_image Kontext draws from the prompt alone.
+    needs: [],
     list: false,
   },
   'black-forest-labs/flux-fill-pro': {

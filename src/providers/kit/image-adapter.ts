@@ -1,0 +1,377 @@
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../../http/errors.js';
+import { allowsPrivateNetwork } from '../../upstream/address-guard.js';
+import { UpstreamFailure } from '../../upstream/failure.js';
+import { readJsonBody } from '../../upstream/json.js';
+import type { Target } from '../../upstream/target.js';
+import { usageCount } from '../../upstream/usage-number.js';
+import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesBilled, ImagesCall, ImagesResult } from '../image-types.js';
+import { multipartBody, type FormFile } from '../multipart-body.js';
+import { sameOrigin } from '../video-support.js';
+import { KitHttp } from './http.js';
+import type { CreateVariant, ImageManifest, Manifest } from './manifest.js';
+import { imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
+import { pathOf } from './request.js';
+import { FETCHING, FileValue, fill, ImageRef, type RequestScope } from './template.js';
+import { at, holds, passes, text } from './values.js';
+import { stateOf, textOf } from './view.js';
+
+// The ImagesAdapter a manifest's `images` describes: the OpenAI Images request checked and mapped
+// (image-request.ts), one upstream call per `per_call` images (n fanned out), answers read as JSON
+// or as image bytes, and a provider that answers with a task polled until its images are ready —
+// or, past the wait, handed back as pending so the route can answer 504 and settle it later.
+
+const DEFAULT_INTERVAL_MS = 1000;
+const DEFAULT_TIMEOUT_S = 120;
+/** How long a task is followed after the client stopped waiting, when the manifest does not say. */
+const DEFAULT_LIFETIME_S = 900;
+/** After the wait, a task is polled at most this often. */
+const SETTLE_INTERVAL_MS = 2000;
+const MAX_IMAGE_ANSWER = 64 * 1024 * 1024;
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** Every value at a dotted path where `*` walks each item of a list, flattened. */
+export function allAt(value: unknown, path: string): unknown[] {
+  if (path === '') return Array.isArray(value) ? value : [value];
+  let cur: unknown[] = [value];
+  for (const key of path.split('.')) {
+    const next: unknown[] = [];
+    for (const v of cur) {
+      if (key === '*') {
+        if (Array.isArray(v)) next.push(...(v as unknown[]));
+      } else if (v !== null && typeof v === 'object') {
+        const got = (v as Record<string, unknown>)[key];
+        if (got !== undefined) next.push(got);
+      }
+    }
+    cur = next;
+  }
+  return cur.flatMap((v) => (Array.isArray(v) ? v : [v]));
+}
+
+/** An upstream answer: JSON, or the image itself. */
+type Answer = { json: Record<string, unknown> } | { bytes: Buffer; mime: string };
+
+interface Sent {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: Record<string, unknown>;
+}
+
+function variants(m: ImageManifest): CreateVariant[] {
+  return Array.isArray(m.images.create) ? m.images.create : [m.images.create];
+}
+
+export function imageAdapter(manifest: Manifest): ImagesAdapter {
+  if (!manifest.images) throw new Error(`the ${manifest.type} manifest has no images capability`);
+  const m = manifest as ImageManifest;
+  const spec = m.images;
+  const http = new KitHttp(m);
+  const inlines = variants(m).some((v) => JSON.stringify(v.body ?? {}).match(new RegExp(`\\|(${[...FETCHING].join('|')})\\b`)));
+
+  function scope(model: string, req: ImageRequest, n: number, fetched: RequestScope['fetched']): RequestScope {
+    const facts = imageFacts(m, model).facts;
+    const refs = req.images.map((img, i) => new ImageRef(img.url ?? '', 'reference_image', i));
+    const mask = req.mask ? new ImageRef('', 'reference_image', req.images.length) : undefined;
+    const values: Record<string, unknown> = { ...req, n, model, images: refs, image: refs[0], mask, extra: undefined };
+    const lookup = (name: string): unknown => {
+      const dot = name.indexOf('.');
+      if (dot > 0) {
+        const [head, rest] = [name.slice(0, dot), name.slice(dot + 1)];
+        if (head === 'extra') return at(req.extra, rest);
+        if (head === 'facts') return facts[rest];
+        if (head === 'images') return refs[Number(rest)];
+      }
+      return values[name];
+    };
+    const neutral = { prompt: req.prompt, mode: 'text' as const, images: [], params: {}, metadata: {} };
+    return { model, req: neutral, facts, maps: spec.maps ?? {}, fetched, lookup };
+  }
+
+  async function send(call: ImagesCall, target: Target, s: Sent, publicOnly = false): Promise<Answer> {
+    let body: string | NodeJS.ReadableStream | undefined;
+    const headers = { ...s.headers };
+    if (s.body !== undefined && spec.encoding === 'multipart') {
+      const fields: Record<string, unknown> = {};
+      const files: FormFile[] = [];
+      for (const [k, v] of Object.entries(s.body)) {
+        const many = Array.isArray(v) ? v : [v];
+        if (!many.some((x) => x instanceof FileValue)) fields[k] = v;
+        else for (const x of many) if (x instanceof FileValue) files.push({ name: k, filename: x.filename, contentType: x.mimeType, bytes: x.bytes });
+      }
+      const form = multipartBody(fields, files);
+      body = form.stream;
+      headers['content-type'] = form.contentType;
+      headers['content-length'] = String(form.length);
+    } else if (s.body !== undefined) body = JSON.stringify(s.body);
+    const res = await call.upstream.send({ url: s.url, method: s.method as Dispatcher.HttpMethod, headers, body: body as string, signal: call.signal, publicOnly });
+    if (res.statusCode < 200 || res.statusCode >= 300) throw await http.failure(res);
+    const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (type.startsWith('image/')) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const c of res.body) {
+        size += (c as Buffer).length;
+        if (size > MAX_IMAGE_ANSWER) {
+          res.body.destroy();
+          throw new UpstreamFailure('oversized', `the ${m.name} image is larger than ${MAX_IMAGE_ANSWER} bytes`, res.statusCode);
+        }
+        chunks.push(c as Buffer);
+      }
+      return { bytes: Buffer.concat(chunks), mime: type };
+    }
+    const json = await readJsonBody(res, call.signal);
+    if (!json || typeof json !== 'object' || Array.isArray(json)) throw new UpstreamFailure('malformed', `${m.name} answered with something that is neither JSON nor an image`, res.statusCode);
+    http.checkEnvelope(json as Record<string, unknown>);
+    const unwrap = m.api.unwrap;
+    const inner = unwrap ? at(json, unwrap) : json;
+    return { json: inner && typeof inner === 'object' ? (inner as Record<string, unknown>) : {} };
+  }
+
+  /** A request signed with the channel's credentials (multipart bodies are signed without their body). */
+  async function signed(call: ImagesCall, target: Target, method: string, path: string, headers: Record<string, string> | undefined, body?: Record<string, unknown>): Promise<Sent> {
+    const json = spec.encoding !== 'multipart';
+    const out = await http.signed(call, target, { method, path, headers, body: json ? body : undefined });
+    if (!json) delete out.headers['content-type'];
+    return { method, url: out.url, headers: out.headers, body };
+  }
+
+  /** Images, billing and refusal markers of a finished answer. */
+  function imagesOf(a: Answer): { data: ImageDatum[]; billed?: ImagesBilled } {
+    if ('bytes' in a) return { data: [{ b64_json: a.bytes.toString('base64'), mime: a.mime }] };
+    const r = spec.result;
+    const data: ImageDatum[] = [];
+    for (const item of allAt(a.json, r.items)) {
+      const url = r.url !== undefined ? text(at(item, r.url)) : '';
+      const b64 = r.b64 !== undefined ? text(at(item, r.b64)) : '';
+      const mime = r.mime !== undefined ? text(at(item, r.mime)) : '';
+      if (b64) data.push({ b64_json: b64, ...(mime ? { mime } : {}) });
+      else if (/^https?:\/\//.test(url)) data.push({ url });
+    }
+    const u = spec.usage;
+    if (!u) return { data };
+    const first = (paths: string[]) => {
+      for (const p of paths) {
+        const vals = allAt(a.json, p).map(usageCount).filter((v): v is number => v !== null);
+        if (vals.length) return vals.reduce((s, v) => s + v, 0);
+      }
+      return undefined;
+    };
+    const n = first(u.paths);
+    const input = u.input ? first(u.input) : undefined;
+    const billed: ImagesBilled = {};
+    if (n !== undefined) billed[u.unit === 'tokens' ? 'outputTokens' : u.unit] = n;
+    if (input !== undefined) billed.inputTokens = input;
+    return { data, billed };
+  }
+
+  function refusal(a: Answer, fallback: string): GatewayError | null {
+    const mod = spec.moderation;
+    if (!mod || !('json' in a) || !mod.any.some((t) => allAt(a.json, t.path).some((v) => passes(v, t)) || (t.present === false && allAt(a.json, t.path).length === 0))) return null;
+    const message = (mod.message && textOf(a.json, mod.message)) || fallback;
+    return new GatewayError(400, mod.code ?? 'content_policy_violation', `${m.name} refused to make the image: ${message}`);
+  }
+
+  /** One create call for `n` images: its answer (sync) or its task's reference. */
+  async function create(call: ImagesCall, target: Target, req: ImageRequest, n: number, fetched: RequestScope['fetched']): Promise<Answer> {
+    const s = scope(target.upstreamModel, req, n, fetched);
+    const all = variants(m);
+    const v = all.find((c) => !c.when || holds(c.when, (name) => (name === 'operation' ? req.operation : s.lookup!(name)))) ?? all[all.length - 1];
+    const filled = fill(v.body ?? {}, s);
+    const body = filled && typeof filled === 'object' ? (filled as Record<string, unknown>) : {};
+    const sent = await signed(call, target, v.method ?? 'POST', pathOf(v.path, { model: target.upstreamModel }), v.headers, body);
+    return send(call, target, sent);
+  }
+
+  // --- queued providers ---------------------------------------------------------------------
+
+  interface TaskRef {
+    id: string;
+    pollUrl?: string;
+  }
+
+  function taskOf(a: Answer): TaskRef {
+    const t = spec.task!;
+    const json = 'json' in a ? a.json : {};
+    const id = text(at(json, t.id.path));
+    if (!id || (t.id.pattern && !new RegExp(t.id.pattern).test(id))) throw new UpstreamFailure('malformed', `${m.name} accepted the task without a usable task id`, 200);
+    if (!t.poll_url) return { id };
+    const url = text(at(json, t.poll_url.path));
+    if (!/^https?:\/\//.test(url)) throw new UpstreamFailure('malformed', `${m.name} accepted the task without a polling URL`, 200);
+    return { id, pollUrl: url };
+  }
+
+  function sameSite(url: string, base: string): boolean {
+    try {
+      const tail = (h: string) => h.split('.').slice(-2).join('.');
+      const [a, b] = [new URL(url), new URL(base)];
+      return a.protocol === b.protocol && tail(a.hostname) === tail(b.hostname);
+    } catch {
+      return false;
+    }
+  }
+
+  async function read(call: ImagesCall, target: Target, ref: TaskRef): Promise<Record<string, unknown>> {
+    const t = spec.task!;
+    if (!ref.pollUrl) {
+      const get = t.get!;
+      const sent = await signed(call, target, get.method ?? 'GET', pathOf(get.path, { id: ref.id }), get.headers);
+      const a = await send(call, target, { ...sent, body: undefined });
+      return 'json' in a ? a.json : {};
+    }
+    // The polling URL is the provider's: the key goes where the manifest trusts it, the address guard judges the rest.
+    const key = t.poll_url!.key;
+    const trusted = key === 'same_origin' ? sameOrigin(ref.pollUrl, target.baseUrl) : key === 'same_site' ? sameSite(ref.pollUrl, target.baseUrl) : false;
+    const headers = trusted ? (await http.authorize(target, { method: 'GET', url: ref.pollUrl, headers: { accept: 'application/json' } }, call)).headers : { accept: 'application/json' };
+    const publicOnly = !allowsPrivateNetwork(target.channel) && !sameOrigin(ref.pollUrl, target.baseUrl);
+    const a = await send(call, target, { method: 'GET', url: ref.pollUrl, headers }, publicOnly);
+    return 'json' in a ? a.json : {};
+  }
+
+  type Polled = { done: true; answer: Answer } | { done: false };
+
+  /** One read of a task: its answer once it succeeded; a failure thrown; not done yet otherwise. */
+  async function poll(call: ImagesCall, target: Target, ref: TaskRef): Promise<Polled> {
+    const task = await read(call, target, ref);
+    const t = spec.task!;
+    const s = stateOf(t.status, task);
+    if (s.state === 'succeeded') return { done: true, answer: { json: task } };
+    if (s.state === 'failed' || s.state === 'cancelled' || s.state === 'expired') {
+      const refused = refusal({ json: task }, '');
+      if (refused) throw refused;
+      const code = s.code || textOf(task, t.failure?.code) || s.state;
+      const message = s.message || textOf(task, t.failure?.message) || `the ${m.name} task ${s.state}`;
+      throw new UpstreamFailure('status', `${m.name} task ${ref.id} ${s.state}: ${message}`, 502, code);
+    }
+    return { done: false };
+  }
+
+  async function cancel(call: ImagesCall, target: Target, ref: TaskRef): Promise<boolean> {
+    const c = spec.task?.cancel;
+    if (!c) return false;
+    try {
+      const sent = await signed(call, target, c.method ?? 'POST', pathOf(c.path, { id: ref.id }), c.headers);
+      await send(call, target, { ...sent, body: undefined });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Follows tasks the client no longer waits for, to their end: what they made and billed. */
+  function follow(call: ImagesCall, target: Target, refs: TaskRef[], cancelled: Set<string>, done: { images: number; billed: ImagesBilled }) {
+    const lifetime = (spec.task!.lifetime_s ?? DEFAULT_LIFETIME_S) * 1000;
+    return async (): Promise<{ images: number; billed?: ImagesBilled }> => {
+      const signal = AbortSignal.timeout(lifetime);
+      const own: ImagesCall = { upstream: call.upstream, signal };
+      const total = { images: done.images, billed: { ...done.billed } };
+      await Promise.all(
+        refs.map(async (ref) => {
+          for (;;) {
+            if (signal.aborted) throw new Error(`the ${m.name} task ${ref.id} did not finish within ${lifetime / 1000} s`);
+            let got: Polled;
+            try {
+              got = await poll(own, target, ref);
+            } catch (err) {
+              // A task that failed (or was cancelled) makes nothing and is billed nothing.
+              if (err instanceof GatewayError || (err instanceof UpstreamFailure && err.kind === 'status' && err.status === 502)) return;
+              if (cancelled.has(ref.id) && err instanceof UpstreamFailure && err.status === 404) return;
+              await sleep(SETTLE_INTERVAL_MS, signal);
+              continue;
+            }
+            if (got.done) {
+              add(total, imagesOf(got.answer));
+              return;
+            }
+            await sleep(SETTLE_INTERVAL_MS, signal);
+          }
+        }),
+      );
+      return total;
+    };
+  }
+
+  function add(total: { images: number; billed: ImagesBilled }, got: { data: ImageDatum[]; billed?: ImagesBilled }): void {
+    total.images += got.data.length;
+    for (const [k, v] of Object.entries(got.billed ?? {}) as [keyof ImagesBilled, number][]) total.billed[k] = (total.billed[k] ?? 0) + v;
+  }
+
+  async function run(call: ImagesCall, target: Target, operation: ImageOperation, params: ImageParams, edit?: EditInput): Promise<ImagesResult> {
+    const req = imageRequest(m, target.upstreamModel, operation, params, edit);
+    const f = imageFacts(m, target.upstreamModel);
+    const check = scope(target.upstreamModel, req, req.n, undefined);
+    for (const rule of spec.rules ?? []) if (holds(rule.when, (name) => (name === 'operation' ? req.operation : check.lookup!(name)))) throw new GatewayError(400, 'invalid_request', rule.message, {}, rule.param);
+    const needsBytes = inlines || spec.encoding === 'multipart' || !!edit;
+    const fetched = needsBytes && (req.images.length || req.mask) ? await inputBytes(m, target, req, call.signal) : undefined;
+    const perCall = Math.max(1, f.per_call ?? req.n);
+    const counts: number[] = [];
+    for (let left = req.n; left > 0; left -= perCall) counts.push(Math.min(perCall, left));
+    const answers = await Promise.all(counts.map((n) => create(call, target, req, n, fetched)));
+    let finals: Answer[] = answers;
+    let pending: ImagesResult['pending'];
+    if (spec.task) {
+      const refs = answers.map(taskOf);
+      const wait = { ...f.wait, ...call.wait };
+      const interval = wait.interval_ms ?? DEFAULT_INTERVAL_MS;
+      const deadline = Date.now() + (wait.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000;
+      const got = new Map<string, Answer>();
+      while (got.size < refs.length && Date.now() < deadline && !call.signal?.aborted) {
+        await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), call.signal);
+        if (call.signal?.aborted) break;
+        const polled = await Promise.all(refs.filter((r) => !got.has(r.id)).map(async (r) => [r, await poll(call, target, r)] as const));
+        for (const [r, p] of polled) if (p.done) got.set(r.id, p.answer);
+      }
+      if (got.size < refs.length) {
+        const open = refs.filter((r) => !got.has(r.id));
+        const cancelled = new Set<string>();
+        // A client that left: its tasks are cancelled where the provider can; what still runs is settled.
+        if (call.signal?.aborted) for (const r of open) if (await cancel({ upstream: call.upstream }, target, r)) cancelled.add(r.id);
+        const done = { images: 0, billed: {} as ImagesBilled };
+        for (const a of got.values()) add(done, imagesOf(a));
+        pending = { taskIds: open.map((r) => r.id), finish: follow(call, target, open, cancelled, done) };
+        return { created: Math.floor(Date.now() / 1000), data: [], pending };
+      }
+      finals = refs.map((r) => got.get(r.id)!);
+    }
+    const data: ImageDatum[] = [];
+    const billed: ImagesBilled = {};
+    for (const a of finals) {
+      const got = imagesOf(a);
+      data.push(...got.data);
+      add({ images: 0, billed }, got);
+    }
+    if (!data.length) {
+      for (const a of finals) {
+        const refused = refusal(a, 'the provider returned no image');
+        if (refused) throw refused;
+      }
+      throw new UpstreamFailure('malformed', `${m.name} answered without an image`, 200);
+    }
+    return { created: Math.floor(Date.now() / 1000), data, ...(Object.keys(billed).length ? { billed } : {}) };
+  }
+
+  return {
+    generate: (call, target, params) => run(call, target, 'generate', params),
+    edit: (call, target, input) => run(call, target, 'edit', input, input),
+  };
+}
+
+/** The placeholder names an images template may use (checked when a manifest loads). */
+export const IMAGE_NAMES = ['model', 'prompt', 'n', 'operation', 'size', 'width', 'height', 'aspect_ratio', 'resolution', 'quality', 'seed', 'negative_prompt', 'output_format', 'images', 'image', 'mask', 'item'];
+
+export function isImageName(name: string): boolean {
+  return IMAGE_NAMES.includes(name) || /^(extra|facts|images|item)\.[A-Za-z0-9_.-]+$/.test(name);
+}
+
