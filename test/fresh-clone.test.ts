@@ -24,23 +24,36 @@ describe('fresh clone: docs/console.md and docs/video.md, verbatim', { timeout: 
   afterAll(async () => {
     await stop();
     dir.remove();
-  });
+  }, 60_000);
 
   async function stop(): Promise<void> {
     if (!server || server.exitCode !== null || server.signalCode !== null) return;
     const exited = new Promise((r) => server!.once('exit', r));
-    server.kill('SIGINT');
+    // Ctrl-C: the whole foreground process group (npm, its shell, node).
+    process.kill(-server.pid!, 'SIGINT');
     await exited;
+    // npm exits before the gateway under it has drained: wait until the whole group is gone.
+    const group = server.pid!;
+    await eventually(() => {
+      try {
+        process.kill(-group, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 30_000, 'the stopped gateway to exit');
   }
 
   /** A `server` block in the background (PORT=0: the test's stand-in for a free 8080); resolves with the address it printed. */
   async function start(block: DocBlock, env: NodeJS.ProcessEnv): Promise<string> {
     await stop();
     printed = '';
-    server = spawn('bash', ['-c', block.code], { cwd: clone, env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn('bash', ['-c', block.code], { cwd: clone, env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     server.stdout!.on('data', (c) => (printed += String(c)));
     server.stderr!.on('data', (c) => (printed += String(c)));
     const m = await eventually(() => /mediagate listening on (http:\/\/\S+)/.exec(printed), 120_000, `${block.file}:${block.line} to start (${printed})`);
+    // The first start (no key yet) prints the key and the line to paste after the address.
+    if (!env.MEDIAGATE_KEY) await eventually(() => /export MEDIAGATE_URL=/.test(printed), 30_000, `the line to paste (${printed})`);
     return m[1];
   }
 
@@ -81,7 +94,9 @@ describe('fresh clone: docs/console.md and docs/video.md, verbatim', { timeout: 
     expect(await page.text()).toMatch(/<html/i);
 
     // docs/video.md's webhook example waits for the delivery itself; reaching its end is the proof.
-    await follow('docs/video.md');
+    await follow('docs/video.md').catch((err: Error) => {
+      throw new Error(`${err.message}\n--- the gateway printed\n${printed.slice(-3000)}`);
+    });
     await stop();
   });
 });
