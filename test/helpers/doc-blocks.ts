@@ -128,8 +128,9 @@ function script(block: DocBlock, state: string): string {
     'curl() { command curl --fail-with-body "$@"; }',
     'set -euo pipefail',
     block.code,
-    // Only reached when the block succeeded: keep the shell variables it set for the next block.
-    `( set +u; for __v in $(compgen -v | grep -E '^[A-Za-z][A-Za-z0-9_]*$' | grep -vxF -f ${JSON.stringify(state + '.baseline')}); do declare -p "$__v"; done ) > ${JSON.stringify(state + '.next')} 2>/dev/null || true`,
+    // Only reached when the block succeeded: keep the shell variables it set for the next block
+    // (not the environment's: MEDIAGATE_URL changes when the gateway restarts).
+    `( set +u; for __v in $(compgen -v | grep -E '^[A-Za-z][A-Za-z0-9_]*$' | grep -vxF -f ${JSON.stringify(state + '.baseline')} | grep -vxF -e MEDIAGATE_URL -e MEDIAGATE_KEY -f <(compgen -e)); do declare -p "$__v"; done ) > ${JSON.stringify(state + '.next')} 2>/dev/null || true`,
     `mv ${JSON.stringify(state + '.next')} ${JSON.stringify(state)}`,
   ].join('\n');
 }
