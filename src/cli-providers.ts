@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import type { ChannelConfig, VideoModeName } from './config/schema.js';
 import { ConfigError, loadConfig, providerSetOf } from './config-file/loader.js';
 import { escapeUnsafe } from './http/names.js';
@@ -170,23 +169,4 @@ export async function checkManifest(file: string, json: boolean): Promise<number
     if (c.request.body !== undefined) for (const line of JSON.stringify(c.request.body, null, 2).split('\n')) say(line);
   }
   return 0;
-}
-
-const USAGE = 'providers list [--json] | providers check FILE [--json]';
-
-/** `mediagate providers …`; returns the exit status. */
-export async function providersCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
-  } catch (err) {
-    complain(`${(err as Error).message}\nusage: mediagate ${USAGE}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (sub === 'list' && !positionals.length) return listProviders(values.json);
-  if (sub === 'check' && positionals.length === 1) return checkManifest(positionals[0], values.json);
-  complain(`usage: mediagate ${USAGE}`);
-  return 2;
 }

@@ -116,8 +116,10 @@ export class Exchange {
   /** key: the application key of an `auth` route. */
   private async key(): Promise<void> {
     const { request } = this;
-    const principal = await this.deps.authenticator.authenticate(presentedKey(request.headers) ?? queryKey(request));
-    if (!principal) throw errors.invalidApiKey();
+    const presented = presentedKey(request.headers) ?? queryKey(request);
+    const principal = await this.deps.authenticator.authenticate(presented);
+    // A revoked or expired key is told so; any other refusal is the plain 401.
+    if (!principal) throw this.deps.authenticator.refusal(presented);
     request.principal = principal;
   }
 

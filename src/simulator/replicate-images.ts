@@ -1,4 +1,5 @@
 import { REPLICATE_MODELS, REPLICATE_SIZES } from '../providers/replicate/wire.js';
+import { cancelVideoPrediction, getVideoPrediction } from './replicate-video.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { newId, outcomeOf, partState, phaseAt, taskMap, type SimOutcome } from './video-common.js';
 import { dataUrlImage, drawPictures, imageInput, imageTaskMs } from './image-common.js';
@@ -127,15 +128,17 @@ async function create(ctx: SimContext): Promise<void> {
   sendJson(ctx.res, 201, view(ctx, t));
 }
 
+// One predictions API serves images and videos (as Replicate's does): an id this part does not
+// know may be a video prediction.
 function get(ctx: SimContext): void {
   const t = part(ctx.state).tasks.get(ctx.params[0]);
-  if (!t) return sendJson(ctx.res, 404, problem(404, 'Not found', 'The requested resource could not be found.'));
+  if (!t) return getVideoPrediction(ctx);
   sendJson(ctx.res, 200, view(ctx, t));
 }
 
 function cancel(ctx: SimContext): void {
   const t = part(ctx.state).tasks.get(ctx.params[0]);
-  if (!t) return sendJson(ctx.res, 404, problem(404, 'Not found', 'The requested resource could not be found.'));
+  if (!t) return cancelVideoPrediction(ctx);
   const { phase } = phaseAt(t.createdMs, t.outcome, imageTaskMs(ctx.state), Date.now(), t.cancelledMs);
   if (phase === 'queued' || phase === 'running') {
     t.cancelledMs = Date.now();
