@@ -14,6 +14,7 @@ import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { stability } from './stability/index.js';
 import { recraft } from './recraft/index.js';
 import { ideogram } from './ideogram/index.js';
 import { vidu } from './vidu/index.js';
@@ -36,6 +37,7 @@ export const PROVIDERS: readonly Provider[] = [
   byteplus,
   ideogram,
   recraft,
+  stability,
   simulator,
 ];
 
