@@ -14,6 +14,7 @@ import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { replicate } from './replicate/index.js';
 import { fal } from './fal/index.js';
 import { stability } from './stability/index.js';
 import { recraft } from './recraft/index.js';
@@ -40,6 +41,7 @@ export const PROVIDERS: readonly Provider[] = [
   recraft,
   stability,
   fal,
+  replicate,
   simulator,
 ];
 
