@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import type { ChannelConfig, VideoModeName } from './config/schema.js';
 import { ConfigError, loadConfig, providerSetOf } from './config-file/loader.js';
 import { escapeUnsafe } from './http/names.js';
@@ -22,6 +21,8 @@ interface ProviderLine {
   source: string;
   capabilities: { chat?: string[]; images?: boolean; videos?: VideoModeName[] };
   models: string[];
+  /** The simulator: it plays the other providers (chat, images, videos). */
+  plays?: boolean;
 }
 
 export function listProviders(json: boolean, file?: string): number {
@@ -46,6 +47,7 @@ export function listProviders(json: boolean, file?: string): number {
         ...(p.videos ? { videos: modes } : {}),
       },
       models: models.map(([id]) => id),
+      ...(p.plays ? { plays: true } : {}),
     };
   });
   for (const [type, l] of set.loaded) {
@@ -56,7 +58,7 @@ export function listProviders(json: boolean, file?: string): number {
     return 0;
   }
   for (const l of lines) {
-    const caps = [l.capabilities.chat && `chat (${l.capabilities.chat.join(', ')})`, l.capabilities.images && 'images', l.capabilities.videos && `videos (${l.capabilities.videos.join(', ') || 'by model'})`].filter(Boolean).join('; ');
+    const caps = l.plays ? 'plays the other providers\' wire formats offline' : [l.capabilities.chat && `chat (${l.capabilities.chat.join(', ')})`, l.capabilities.images && 'images', l.capabilities.videos && `videos (${l.capabilities.videos.join(', ') || 'by model'})`].filter(Boolean).join('; ');
     say(`${l.type}  ${l.source}  ${caps}`);
     if (l.models.length) say(`  models: ${l.models.join(', ')}`);
   }
@@ -167,23 +169,4 @@ export async function checkManifest(file: string, json: boolean): Promise<number
     if (c.request.body !== undefined) for (const line of JSON.stringify(c.request.body, null, 2).split('\n')) say(line);
   }
   return 0;
-}
-
-const USAGE = 'providers list [--json] | providers check FILE [--json]';
-
-/** `mediagate providers …`; returns the exit status. */
-export async function providersCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
-  } catch (err) {
-    complain(`${(err as Error).message}\nusage: mediagate ${USAGE}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (sub === 'list' && !positionals.length) return listProviders(values.json);
-  if (sub === 'check' && positionals.length === 1) return checkManifest(positionals[0], values.json);
-  complain(`usage: mediagate ${USAGE}`);
-  return 2;
 }

@@ -550,8 +550,10 @@ async function serve(config: Config, source: string, reload: () => Config): Prom
     const base = address.replace('://0.0.0.0', '://127.0.0.1').replace('://[::]', '://127.0.0.1');
     out('No key existed, so a key named "default" was created. It is shown only this once:');
     out(`  ${firstKey}`);
-    out('Try it:');
-    out(`  curl -s ${base}/v1/models -H "Authorization: Bearer ${firstKey}"`);
+    // The two variables every example in the docs uses (README, "Quick start").
+    out("Try it (the docs' examples use these two variables):");
+    out(`  export MEDIAGATE_URL=${base} MEDIAGATE_KEY=${firstKey}`);
+    out('  curl -s $MEDIAGATE_URL/v1/models -H "Authorization: Bearer $MEDIAGATE_KEY"');
   }
 }
 

@@ -20,21 +20,6 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-/** The JSON documents written one after another (curl adds no newline after a body). */
-function jsonValues(text: string): any[] {
-  const values: any[] = [];
-  let start = 0;
-  for (let i = text.indexOf('}'); i >= 0; i = text.indexOf('}', i + 1)) {
-    try {
-      values.push(JSON.parse(text.slice(start, i + 1)));
-      start = i + 1;
-    } catch {
-      // Not the end of this document yet.
-    }
-  }
-  return values;
-}
-
 /** The first fenced block of `lang` after `heading`. */
 function blockAfter(heading: string, lang: string): string {
   const from = README.indexOf(heading);
@@ -81,30 +66,33 @@ describe('README and docs', () => {
     expect(dated).toEqual([]);
   });
 
-  it('keep the quick start to the two lines', () => {
-    expect(blockAfter('## Quick start', 'sh')).toBe('npm ci && npm start\nnpm ci && npm test\n');
+  it('keep the quick start to one line', () => {
+    expect(blockAfter('## Quick start', 'sh')).toBe('npm ci && npm start\n');
   });
 
-  describe('chat examples', () => {
+  describe('with a gateway', () => {
     const s = suiteGateway();
 
-    it('answer with curl, as written', async () => {
-      const { gw, key } = s;
-      const script = blockAfter('## Chat', 'sh').replace(/^K=mg-…; B=http:\/\/127\.0\.0\.1:8080$/m, `K=${key}; B=${gw.url}`);
-      expect(script).toContain(gw.url);
-      const { stdout: out } = await run('sh', ['-c', script], { encoding: 'utf8', timeout: 20_000 });
-      const answers = jsonValues(out);
-      expect(answers).toHaveLength(2);
-      expect(answers[0].choices[0].message.content).toContain('Say hello');
-      expect(answers[1].content[0].text).toContain('Say hello');
+    it('list every route of the gateway in the endpoints table', () => {
+      const table = README.slice(README.indexOf('## Endpoints'), README.indexOf('\n## ', README.indexOf('## Endpoints') + 5));
+      // Fastify's wildcard routes stand for the Gemini methods and the admin API, written out in the table.
+      const written: Record<string, string[]> = { '/v1beta/models/*': [':generateContent', ':streamGenerateContent', ':predictLongRunning'], '/admin/api/*': ['/admin/api/'], '/console/*': ['/console'], '/console/': ['/console'] };
+      const missing: string[] = [];
+      for (const r of s.gw.app.routeTable.routes()) {
+        if (r.method === 'HEAD' || r.method === 'OPTIONS') continue;
+        const shown = written[r.url] ?? [r.url.replace(/:(\w+)/g, '{$1}').replace('{file}', '{file}:download')];
+        for (const text of shown) if (!table.includes(text)) missing.push(`${r.method} ${r.url} (${text})`);
+      }
+      expect([...new Set(missing)]).toEqual([]);
     });
 
     it('answer through both SDKs with the base URLs shown (the Anthropic one without /v1)', async () => {
       const { gw, key } = s;
-      const code = blockAfter('## Chat', 'js').replaceAll('http://127.0.0.1:8080', gw.url);
-      expect(code).toContain(`baseURL: '${gw.url}/v1'`);
-      expect(code).toContain(`baseURL: '${gw.url}'`);
-      const { stdout: out } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env: { ...process.env, MEDIAGATE_KEY: key }, encoding: 'utf8', timeout: 20_000 });
+      const code = blockAfter('## Chat', 'js');
+      expect(code).toContain('baseURL: `${process.env.MEDIAGATE_URL}/v1`');
+      expect(code).toContain('baseURL: process.env.MEDIAGATE_URL,');
+      const env = { ...process.env, MEDIAGATE_URL: gw.url, MEDIAGATE_KEY: key };
+      const { stdout: out } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env, encoding: 'utf8', timeout: 20_000 });
       const lines = out.trim().split('\n');
       expect(lines).toHaveLength(2);
       for (const l of lines) expect(l).toContain('Say hello');

@@ -36,7 +36,7 @@ export interface Parsed<O extends Record<string, OptionSpec>> {
   positionals: string[];
 }
 
-/** `mediagate keys create --name NAME [--models a,b] …`: required options first, as written in the spec. */
+/** `mediagate keys create --name NAME [--models a,b] …`: options in the order the command declares them. */
 export function usageLine(spec: CommandSpec): string {
   const parts = [`mediagate ${spec.name}`, ...(spec.args ?? [])];
   for (const [name, o] of Object.entries(spec.options ?? {})) {

@@ -7,19 +7,24 @@ import type { VideoAdapter } from './video-types.js';
 import type { Manifest } from './kit/manifest.js';
 import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
+import { bfl } from './bfl/index.js';
 import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
 import { minimax } from './minimax/index.js';
 import { byteplus } from './byteplus/index.js';
+import { jimeng } from './jimeng/index.js';
+import { fal } from './fal/index.js';
+import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
-import { replicate } from './replicate/index.js';
-import { fal } from './fal/index.js';
 import { stability } from './stability/index.js';
 import { recraft } from './recraft/index.js';
 import { ideogram } from './ideogram/index.js';
 import { vidu } from './vidu/index.js';
+import { runway } from './runway/index.js';
+import { luma } from './luma/index.js';
+import { pixverse } from './pixverse/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -35,11 +40,16 @@ export const PROVIDERS: readonly Provider[] = [
   kling,
   dashscope,
   minimax,
+  bfl,
   vidu,
+  runway,
+  luma,
+  pixverse,
   byteplus,
   ideogram,
   recraft,
   stability,
+  jimeng,
   fal,
   replicate,
   simulator,

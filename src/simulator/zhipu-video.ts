@@ -13,7 +13,8 @@ import { newId, outcomeOf, partState, phaseAt, sendSampleVideo, taskMap, uuid, t
 // characters, an image_url, or both. Outcome markers in the prompt are those of video-common.ts:
 // [moderation] is refused at once with 1301, [fail], [cancel] and [expire] end FAIL.
 
-const MODELS = ['cogvideox-3'];
+// cogvideox-3 on both platforms; the earlier CogVideoX models (text or one image) on BigModel.
+const MODELS = ['cogvideox-3', 'cogvideox-2', 'cogvideox-flash'];
 const SIZES = ['1280x720', '720x1280', '1024x1024', '1920x1080', '1080x1920', '2048x1080', '3840x2160'];
 const FILE = /^\/__sim\/zhipu\/video\/([0-9]+)\.mp4$/;
 
@@ -49,6 +50,7 @@ function parseCreate(ctx: SimContext): Omit<ZhipuTask, 'id'> | undefined {
   if (images.length > 2 || !images.every(isImage)) return refuse(ctx, 'image_url must be one image or a list of two (first and last frame), each a URL or base64 of a png or jpeg.');
   const quality = body.quality ?? 'speed';
   if (quality !== 'speed' && quality !== 'quality') return refuse(ctx, 'quality must be speed or quality.');
+  if (images.length === 2 && model !== 'cogvideox-3') return refuse(ctx, `${model} takes one image; first and last frame needs cogvideox-3.`);
   if (images.length === 2 && quality !== 'speed') return refuse(ctx, 'First and last frame mode supports quality speed only.');
   if (body.size !== undefined && !SIZES.includes(String(body.size))) return refuse(ctx, `size must be one of ${SIZES.join(', ')}.`);
   if (body.fps !== undefined && body.fps !== 30 && body.fps !== 60) return refuse(ctx, 'fps must be 30 or 60.');

@@ -29,7 +29,7 @@ const ROWS: Row[] = [
   { type: 'ideogram', model: 'ideogram-v3', channel: (sim) => ({ base_url: sim, api_key: 'ideo-contract-secret' }), edit: 'mask' },
   { type: 'recraft', model: 'recraftv3', channel: (sim) => ({ base_url: `${sim}/recraft`, api_key: 'rc-contract-secret' }), edit: 'mask' },
   { type: 'stability', model: 'stable-image-core', channel: (sim) => ({ base_url: sim, api_key: 'sk-contract-stability-secret' }), edit: 'mask' },
-  { type: 'fal', model: 'fal-ai/flux/dev', channel: (sim) => ({ base_url: `${sim}/fal`, api_key: 'fal-contract-secret' }), edit: 'mask', editModel: 'fal-ai/flux-general/inpainting' },
+  { type: 'fal', model: 'fal-ai/flux/dev', channel: (sim) => ({ base_url: sim, api_key: 'fal-contract-secret' }), edit: 'mask', editModel: 'fal-ai/flux-general/inpainting' },
   { type: 'replicate', model: 'black-forest-labs/flux-schnell', channel: (sim) => ({ base_url: sim, api_key: 'r8-contract-secret' }), edit: 'plain', editModel: 'black-forest-labs/flux-kontext-pro' },
 ];
 

@@ -7,7 +7,14 @@ import { KLING_DEFAULT_MODELS } from '../../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
+import { RUNWAY_DEFAULT_MODELS } from '../../src/providers/runway/models.js';
+import { LUMA_DEFAULT_MODELS } from '../../src/providers/luma/models.js';
+import { PIXVERSE_DEFAULT_MODELS } from '../../src/providers/pixverse/models.js';
 import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
+import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
+import { FAL_DEFAULT_MODELS } from '../../src/providers/fal/models.js';
+import { REPLICATE_DEFAULT_MODELS } from '../../src/providers/replicate/models.js';
+import { JIMENG_SIMULATOR_ACCOUNT } from '../../src/providers/jimeng/wire.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -116,6 +123,43 @@ const ADAPTERS: AdapterCase[] = [
     ],
   },
   {
+    type: 'runway',
+    models: RUNWAY_DEFAULT_MODELS,
+    channel: { api_key: 'key_runway-contract-secret-0007' },
+    routes: { create: 'runway.video.create', get: 'runway.video.get' },
+    // Runway has no expired state: its tasks end SUCCEEDED, FAILED or CANCELLED.
+    failures: [
+      { marker: '[fail]', reason: /^INTERNAL\.BAD_OUTPUT\.CODE01: / },
+      { marker: '[moderation]', reason: /^content_filtered_SAFETY\.OUTPUT\.VIDEO: / },
+      { marker: '[cancel]', reason: /^cancelled: / },
+    ],
+  },
+  {
+    type: 'luma',
+    models: LUMA_DEFAULT_MODELS,
+    channel: { api_key: 'luma-contract-secret-0008' },
+    routes: { create: 'luma.video.create', get: 'luma.video.get' },
+    // Luma has one failed state; its failure_reason words the cause.
+    failures: [
+      { marker: '[fail]', reason: /^failed: Generation failed due to an internal error/ },
+      { marker: '[moderation]', reason: /^failed: Your request was flagged by our moderation system/ },
+      { marker: '[expire]', reason: /^failed: Generation timed out/ },
+    ],
+  },
+  {
+    type: 'pixverse',
+    models: PIXVERSE_DEFAULT_MODELS,
+    channel: { api_key: 'pixverse-contract-secret-0009' },
+    routes: { create: 'pixverse.video.create', get: 'pixverse.video.get' },
+    // Pixverse ends a video done (1), refused by moderation (7) or failed (8).
+    failures: [
+      { marker: '[fail]', reason: /^generation_failed: / },
+      { marker: '[moderation]', reason: /^content_filtered: / },
+    ],
+    // The gateway fetches the frames and uploads them to Pixverse first.
+    inlineImages: true,
+  },
+  {
     // Ark's wire format at BytePlus: the simulator's Ark part plays its model ids.
     type: 'byteplus',
     models: BYTEPLUS_DEFAULT_MODELS,
@@ -125,6 +169,43 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[fail]', reason: /^OutputVideoSensitiveContentDetected: / },
       { marker: '[cancel]', reason: /^cancelled: / },
       { marker: '[expire]', reason: /^expired: / },
+    ],
+  },
+  {
+    // Every request signed the Volcengine way, by the one account the simulator part knows.
+    type: 'jimeng',
+    models: JIMENG_DEFAULT_MODELS,
+    channel: { api_key: JIMENG_SIMULATOR_ACCOUNT.apiKey, api_secret: JIMENG_SIMULATOR_ACCOUNT.apiSecret },
+    routes: { create: 'jimeng.video.action', get: 'jimeng.video.action' },
+    failures: [
+      { marker: '[fail]', reason: /^50500: Internal Error/ },
+      { marker: '[moderation]', reason: /^content_filtered_50511: Post Img Risk Not Pass/ },
+      { marker: '[expire]', reason: /^expired: / },
+    ],
+    inlineImages: true,
+  },
+  {
+    // fal's queue: status, then the result as a second read; a failed result read is the request's failure.
+    type: 'fal',
+    models: FAL_DEFAULT_MODELS,
+    channel: { api_key: 'fal-contract-secret-0008' },
+    routes: { create: 'fal.video.create', get: 'fal.video.status' },
+    failures: [
+      { marker: '[fail]', reason: /^generation_error: Video generation failed/ },
+      { marker: '[moderation]', reason: /^content_filtered: The content could not be processed/ },
+      { marker: '[cancel]', reason: /^client_cancelled: Request was cancelled/ },
+    ],
+  },
+  {
+    type: 'replicate',
+    models: REPLICATE_DEFAULT_MODELS,
+    channel: { api_key: 'r8_replicate-contract-secret-0009' },
+    routes: { create: 'replicate.video.create', get: 'replicate.video.get' },
+    failures: [
+      { marker: '[fail]', reason: /^failed: Prediction failed/ },
+      { marker: '[moderation]', reason: /^failed: The input or output was flagged as sensitive.*\(E005\)$/ },
+      { marker: '[cancel]', reason: /^canceled: / },
+      { marker: '[expire]', reason: /^aborted: / },
     ],
   },
 ];

@@ -5,7 +5,7 @@ import { MINIMAX } from '../../src/providers/minimax/videos.js';
 import { IDEOGRAM } from '../../src/providers/ideogram/index.js';
 import { RECRAFT } from '../../src/providers/recraft/index.js';
 import { STABILITY } from '../../src/providers/stability/index.js';
-import { REPLICATE } from '../../src/providers/replicate/index.js';
+import { REPLICATE } from '../../src/providers/replicate/videos.js';
 import { KLING_IMAGE_MODELS, KLING_IMAGE_RATIOS } from '../../src/providers/kling/wire.js';
 import { MINIMAX_IMAGE_MODELS, MINIMAX_IMAGE_SIZES } from '../../src/providers/minimax/wire.js';
 import { IDEOGRAM_MAX_IMAGES, IDEOGRAM_RATIO_SIZES } from '../../src/providers/ideogram/wire.js';

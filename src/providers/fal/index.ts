@@ -1,7 +1,5 @@
-import type { Provider } from '../provider.js';
-import { loadManifest } from '../kit/load.js';
 import { kitProvider } from '../kit/provider.js';
+import { FAL } from './videos.js';
 
-/** fal: image generation and editing, its wire format in manifest.yaml beside this file. */
-export const FAL = loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true });
-export const fal: Provider = kitProvider(FAL);
+/** fal: any video model endpoint through its queue (status, then the result, by request id). */
+export const fal = kitProvider(FAL);

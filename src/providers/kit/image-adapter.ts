@@ -155,8 +155,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   /** Images, billing and refusal markers of a finished answer. */
   function imagesOf(a: Answer): { data: ImageDatum[]; billed?: ImagesBilled } {
     if ('bytes' in a) return { data: [{ b64_json: a.bytes.toString('base64'), mime: a.mime }] };
-    const r = spec.result;
     const data: ImageDatum[] = [];
+    for (const r of Array.isArray(spec.result) ? spec.result : [spec.result]) {
     const flags = r.flagged !== undefined ? allAt(a.json, r.flagged) : [];
     for (const [i, item] of allAt(a.json, r.items).entries()) {
       // Flagged by the provider's safety checker: withheld (a blacked-out picture is no image).
@@ -166,6 +166,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       const mime = r.mime !== undefined ? text(at(item, r.mime)) : '';
       if (b64) data.push({ b64_json: b64, ...(mime ? { mime } : {}) });
       else if (/^https?:\/\//.test(url)) data.push({ url });
+    }
     }
     const u = spec.usage;
     if (!u) return { data };
@@ -354,7 +355,14 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       while (got.size < refs.length && Date.now() < deadline && !call.signal?.aborted) {
         await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), call.signal);
         if (call.signal?.aborted) break;
-        const polled = await Promise.all(refs.filter((r) => !got.has(r.id)).map(async (r) => [r, await poll(call, target, r)] as const));
+        let polled: (readonly [TaskRef, Polled])[];
+        try {
+          polled = await Promise.all(refs.filter((r) => !got.has(r.id)).map(async (r) => [r, await poll(call, target, r)] as const));
+        } catch (err) {
+          // A read cut short by the client leaving: the tasks still run, and are settled below.
+          if (call.signal?.aborted) break;
+          throw err;
+        }
         for (const [r, p] of polled) if (p.done) got.set(r.id, p.answer);
       }
       if (got.size < refs.length) {

@@ -1,7 +1,5 @@
-import type { Provider } from '../provider.js';
-import { loadManifest } from '../kit/load.js';
 import { kitProvider } from '../kit/provider.js';
+import { REPLICATE } from './videos.js';
 
-/** Replicate: image generation and editing, its wire format in manifest.yaml beside this file. */
-export const REPLICATE = loadManifest(new URL('./manifest.yaml', import.meta.url), { builtIn: true });
-export const replicate: Provider = kitProvider(REPLICATE);
+/** Replicate: predictions on any video model, official (by name) or by version. */
+export const replicate = kitProvider(REPLICATE);
