@@ -18,6 +18,9 @@ import { fal } from './fal/index.js';
 import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { stability } from './stability/index.js';
+import { recraft } from './recraft/index.js';
+import { ideogram } from './ideogram/index.js';
 import { vidu } from './vidu/index.js';
 import { runway } from './runway/index.js';
 import { luma } from './luma/index.js';
@@ -43,6 +46,9 @@ export const PROVIDERS: readonly Provider[] = [
   luma,
   pixverse,
   byteplus,
+  ideogram,
+  recraft,
+  stability,
   jimeng,
   fal,
   replicate,

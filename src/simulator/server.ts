@@ -140,7 +140,7 @@ export async function startSimulator(
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://sim');
-    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req)));
+    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req, url, state)));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {

@@ -268,6 +268,8 @@ export interface ImageResultSpec {
   url?: string;
   b64?: string;
   mime?: string;
+  /** A list beside the items: an item whose entry is true is withheld (flagged by the provider's safety checker). */
+  flagged?: string;
 }
 
 export interface ImageUsageSpec {
@@ -282,6 +284,8 @@ export interface ImageTaskSpec {
   /** The read: a path with `{id}` on the channel, or a polling URL the create answer holds. */
   get?: EndpointSpec;
   poll_url?: { path: string; key: 'none' | 'same_origin' | 'same_site' };
+  /** Where a finished task's images are: a URL its last read holds (fetched as `poll_url` says, else without the key). */
+  result_url?: { path: string };
   cancel?: EndpointSpec;
   status: StatusSpec;
   failure?: { code?: TextSpec; message?: TextSpec };
@@ -305,7 +309,11 @@ export interface ImagesSpec {
   /** Where the images are; a list when the provider's calls answer in more than one shape. */
   result: ImageResultSpec | ImageResultSpec[];
   /** A finished answer without images is a moderation refusal when one of these holds. */
-  moderation?: { any: ({ path: string } & Test)[]; code?: string; message?: TextSpec };
+  /**
+   * The provider's content-safety refusal, answered 400 `content_policy_violation` (nothing charged):
+   * a finished answer without images where one of `any` holds, or an error answer matching `errors`.
+   */
+  moderation?: { any?: ({ path: string } & Test)[]; errors?: { status?: number[]; codes?: (string | number)[] }; code?: string; message?: TextSpec };
   usage?: ImageUsageSpec;
 }
 
