@@ -68,6 +68,8 @@ describe.skipIf(testDialect() === 'postgres')('docs: every shell example runs as
     it(`${file}: ${runnable.length} example(s)`, async () => {
       const work = join(dir.path, file.replace(/\W/g, '_'));
       mkdirSync(work);
+      // The examples run where a reader runs them, in a checkout: the repository's example files are there.
+      symlinkSync(join(ROOT, 'examples'), join(work, 'examples'));
       const shell = await docShell(work, env);
       for (const block of runnable) await shell.run(block);
     });

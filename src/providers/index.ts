@@ -7,6 +7,7 @@ import type { VideoAdapter } from './video-types.js';
 import type { Manifest } from './kit/manifest.js';
 import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
+import { bfl } from './bfl/index.js';
 import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
@@ -18,6 +19,9 @@ import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 import { vidu } from './vidu/index.js';
+import { runway } from './runway/index.js';
+import { luma } from './luma/index.js';
+import { pixverse } from './pixverse/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -33,7 +37,11 @@ export const PROVIDERS: readonly Provider[] = [
   kling,
   dashscope,
   minimax,
+  bfl,
   vidu,
+  runway,
+  luma,
+  pixverse,
   byteplus,
   jimeng,
   fal,

@@ -151,8 +151,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   /** Images, billing and refusal markers of a finished answer. */
   function imagesOf(a: Answer): { data: ImageDatum[]; billed?: ImagesBilled } {
     if ('bytes' in a) return { data: [{ b64_json: a.bytes.toString('base64'), mime: a.mime }] };
-    const r = spec.result;
     const data: ImageDatum[] = [];
+    for (const r of Array.isArray(spec.result) ? spec.result : [spec.result])
     for (const item of allAt(a.json, r.items)) {
       const url = r.url !== undefined ? text(at(item, r.url)) : '';
       const b64 = r.b64 !== undefined ? text(at(item, r.b64)) : '';
@@ -330,7 +330,14 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       while (got.size < refs.length && Date.now() < deadline && !call.signal?.aborted) {
         await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), call.signal);
         if (call.signal?.aborted) break;
-        const polled = await Promise.all(refs.filter((r) => !got.has(r.id)).map(async (r) => [r, await poll(call, target, r)] as const));
+        let polled: (readonly [TaskRef, Polled])[];
+        try {
+          polled = await Promise.all(refs.filter((r) => !got.has(r.id)).map(async (r) => [r, await poll(call, target, r)] as const));
+        } catch (err) {
+          // A read cut short by the client leaving: the tasks still run, and are settled below.
+          if (call.signal?.aborted) break;
+          throw err;
+        }
         for (const [r, p] of polled) if (p.done) got.set(r.id, p.answer);
       }
       if (got.size < refs.length) {

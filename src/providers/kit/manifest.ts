@@ -196,6 +196,8 @@ export interface VideosSpec {
   /** A ratio must be in the frame-size table at the resolution (text mode). */
   strict_ratios?: boolean;
   inline_images?: { types: string[] };
+  /** Hook: image upload. Each client image (fetched as for inline_images) is POSTed as multipart `field` to `path`; `{image.<role>|uploaded}` is the id the answer keeps at `id`. */
+  upload_images?: { path: string; field: string; id: string };
   maps?: Record<string, Record<string, string>>;
   rules?: RuleSpec[];
   create: CreateVariant | CreateVariant[];
@@ -251,6 +253,8 @@ export interface ModelSpec {
   ratios?: string[];
   fps?: number[];
   default_resolution?: string;
+  /** What it renders without a duration (the estimate, and `{default_duration}` of templates). */
+  default_duration?: number;
   facts?: Record<string, string | number | boolean>;
   /** An image model (the manifest's `images` capability), with what it accepts. */
   image?: ImageModelSpec;
@@ -298,7 +302,8 @@ export interface ImagesSpec {
   encoding?: 'json' | 'multipart';
   /** Present for a provider that answers with a task to poll. */
   task?: ImageTaskSpec;
-  result: ImageResultSpec;
+  /** Where the images are; a list when the provider's calls answer in more than one shape. */
+  result: ImageResultSpec | ImageResultSpec[];
   /** A finished answer without images is a moderation refusal when one of these holds. */
   moderation?: { any: ({ path: string } & Test)[]; code?: string; message?: TextSpec };
   usage?: ImageUsageSpec;
