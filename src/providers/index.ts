@@ -18,6 +18,7 @@ import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
 import { vidu } from './vidu/index.js';
+import { vertex } from './vertex/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -38,6 +39,7 @@ export const PROVIDERS: readonly Provider[] = [
   jimeng,
   fal,
   replicate,
+  vertex,
   simulator,
 ];
 
@@ -108,7 +110,9 @@ function played(target: Target, capability: Capability, chatFormat: ChatFormat =
   const type = claimant?.type ?? (capability === 'chat' ? own.plays.chat(chatFormat) : own.plays[capability]);
   const provider = providerFor(type);
   if (!provider?.simulator) return undefined;
-  return { provider, target: { ...target, ...provider.simulator.credentials, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
+  const c = provider.simulator.credentials;
+  const credentials = typeof c === 'function' ? c(target.baseUrl) : c;
+  return { provider, target: { ...target, ...credentials, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
 }
 
 /**

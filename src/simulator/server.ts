@@ -14,6 +14,7 @@ import { viduVideoRoutes } from './vidu-video.js';
 import { jimengVideoRoutes } from './jimeng-video.js';
 import { falVideoRoutes } from './fal-video.js';
 import { replicateVideoRoutes } from './replicate-video.js';
+import { vertexVideoRoutes } from './vertex-video.js';
 import { imageRoutes } from './images.js';
 import { klingImageRoutes } from './kling-images.js';
 import { minimaxImageRoutes } from './minimax-images.js';
@@ -97,6 +98,7 @@ export function simulatorRoutes(): SimRoute[] {
     ...replicateImageRoutes(),
     ...arkVideoRoutes(),
     ...veoVideoRoutes(),
+    ...vertexVideoRoutes(),
     ...klingVideoRoutes(),
     ...wanVideoRoutes(),
     ...hailuoVideoRoutes(),
