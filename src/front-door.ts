@@ -4,7 +4,6 @@ import { performance } from 'node:perf_hooks';
 import sjson from 'secure-json-parse';
 import type { Principal } from './auth/principal.js';
 import { presentedKey, type Authenticator } from './auth/authenticator.js';
-import { errors } from './http/errors.js';
 import { errorAnswer, invalidJson } from './http/error-answer.js';
 import type { ExchangeReply, FrontExchangeRequest, FrontRoute } from './routes/exchange.js';
 import { clientGone, lightDepartedSignal, watchDeparture, whenClosed, type DepartureSignal } from './http/departure.js';
@@ -292,10 +291,10 @@ class FrontCall {
     }
     if (found instanceof Promise)
       found.then(
-        (principal) => this.admit(principal),
+        (principal) => this.admit(principal, key),
         (err: unknown) => this.fail(err),
       );
-    else this.admit(found);
+    else this.admit(found, key);
   }
 
   private closed(): void {
@@ -313,8 +312,8 @@ class FrontCall {
     recordBackstop(this.deps.ledger, this.request, this.route.billable, 499, 0);
   }
 
-  private admit(principal: Principal | null): void {
-    if (!principal) return this.fail(errors.invalidApiKey());
+  private admit(principal: Principal | null, key: string | undefined): void {
+    if (!principal) return this.fail(this.deps.authenticator.refusal(key));
     this.request.principal = principal;
     admitKeyLimits(this.deps.limits, this.request, this.route.billable ?? this.route.url, this.reply, (err) => (err ? this.fail(err) : this.body()));
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { tempDir } from './helpers/gateway.js';
 import { MAIN } from './helpers/gateway-process.js';
 import { eventually } from './helpers/eventually.js';
-import { ROOT, conventionProblems, docFiles, shBlocks, type DocBlock } from './helpers/doc-blocks.js';
+import { ROOT, conventionProblems, docFiles, docShell, shBlocks } from './helpers/doc-blocks.js';
 
 // Docs as tests: every ```sh block of README.md and docs/*.md runs verbatim (bash, set -euo
 // pipefail) against one gateway on the embedded default, started here on port 0, with
@@ -14,51 +14,6 @@ import { ROOT, conventionProblems, docFiles, shBlocks, type DocBlock } from './h
 // blocks of that file, as in a terminal. A failure names the doc file and the line of the block.
 // Every curl runs with --fail-with-body, so an error answer fails its example. The markers that
 // exempt a block are described in test/helpers/doc-blocks.ts.
-
-const BLOCK_TIMEOUT_MS = 90_000;
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += String(c)));
-    child.stderr.on('data', (c) => (stderr += String(c)));
-    // The whole process group: a block's background job must not outlive it.
-    const timer = setTimeout(() => {
-      stderr += `\n(no end within ${BLOCK_TIMEOUT_MS} ms)`;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, BLOCK_TIMEOUT_MS);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The script for one block: the file's variables so far, the block as written, then its variables saved. */
-function script(block: DocBlock, state: string): string {
-  return [
-    `source ${JSON.stringify(state)}`,
-    // An HTTP error answer fails the example (curl -s alone would exit 0 on a 404).
-    'curl() { command curl --fail-with-body "$@"; }',
-    'set -euo pipefail',
-    block.code,
-    // Only reached when the block succeeded: keep the shell variables it set for the next block.
-    `( set +u; for __v in $(compgen -v | grep -E '^[A-Za-z][A-Za-z0-9_]*$' | grep -vxF -f ${JSON.stringify(state + '.baseline')}); do declare -p "$__v"; done ) > ${JSON.stringify(state + '.next')} 2>/dev/null || true`,
-    `mv ${JSON.stringify(state + '.next')} ${JSON.stringify(state)}`,
-  ].join('\n');
-}
 
 const blocks = docFiles().flatMap((f) => shBlocks(f));
 
@@ -113,18 +68,8 @@ describe('docs: every shell example runs as written', { timeout: 30 * 60_000 }, 
       mkdirSync(work);
       // The examples run where a reader runs them, in a checkout: the repository's example files are there.
       symlinkSync(join(ROOT, 'examples'), join(work, 'examples'));
-      const state = join(work, '.shell-state');
-      writeFileSync(state, '');
-      // The variables bash has without any block: not carried over.
-      const baseline = await runBash('compgen -v', work, env);
-      writeFileSync(`${state}.baseline`, baseline.stdout);
-      for (const block of runnable) {
-        const r = await runBash(script(block, state), work, env);
-        if (r.code !== 0) {
-          const tail = (s: string) => s.trim().split('\n').slice(-15).join('\n');
-          throw new Error(`${block.file}:${block.line}: the example exited with status ${r.code}\n--- example\n${block.code}--- stderr\n${tail(r.stderr)}\n--- stdout\n${tail(r.stdout)}`);
-        }
-      }
+      const shell = await docShell(work, env);
+      for (const block of runnable) await shell.run(block);
     });
   }
 });

@@ -1,5 +1,6 @@
 import { hashApiKey, hashesEqual, looksLikeApiKey } from './keys.js';
 import type { Principal } from './principal.js';
+import { errors, type GatewayError } from '../http/errors.js';
 import { keyModels, type ApiKeyRow, type KeysRepo } from '../store/repos/keys.js';
 
 interface CacheEntry {
@@ -72,6 +73,20 @@ export class Authenticator {
       this.cache.set(presented, entry);
     }
     return entry;
+  }
+
+  /**
+   * The error for a key resolve() refused: a real key that was revoked or has expired says so
+   * (about that key only: its holder learns nothing of any other key); anything else is the plain
+   * invalid-key error.
+   */
+  refusal(presented: string | undefined, now = Date.now()): GatewayError {
+    const row = presented ? this.cache.get(presented)?.row : undefined;
+    if (row?.revoked_at !== null && row?.revoked_at !== undefined) return errors.invalidApiKey('This API key has been revoked. Ask the operator of this gateway for a new key.');
+    if (row && row.expires_at !== null && Number(row.expires_at) <= now) {
+      return errors.invalidApiKey(`This API key expired at ${new Date(Number(row.expires_at)).toISOString()}. Ask the operator of this gateway to extend it or for a new key.`);
+    }
+    return errors.invalidApiKey();
   }
 
   /** Forget cached keys (after a revoke in this process), and what lookups under way would cache. */

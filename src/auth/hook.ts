@@ -19,14 +19,15 @@ export function registerAuth(app: FastifyInstance, authenticator: Authenticator)
   // A callback hook: a cached key (nearly every request) is answered without a promise.
   app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     if (!request.routeOptions.config?.auth) return done();
+    const presented = presentedKey(request.headers) ?? queryKey(request);
     const admit = (principal: Principal | null) => {
-      if (!principal) return done(errors.invalidApiKey());
+      if (!principal) return done(authenticator.refusal(presented));
       request.principal = principal;
       done();
     };
     let found;
     try {
-      found = authenticator.resolve(presentedKey(request.headers) ?? queryKey(request));
+      found = authenticator.resolve(presented);
     } catch (err) {
       return done(err as Error);
     }

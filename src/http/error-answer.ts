@@ -15,9 +15,21 @@ export const invalidJson = () => new GatewayError(400, 'invalid_request', 'The r
 export function errorAnswer(err: unknown, url: string, log: Pick<FastifyBaseLogger, 'error'>): { status: number; headers: Record<string, string>; body: unknown } {
   const g = toGatewayError(err);
   // The message may quote client input (a pasted key): scrub it like an answer.
-  if (g.status >= 500) log.error({ err: { message: redact((err as Error)?.message ?? String(err)), code: (err as FastifyError)?.code } }, 'request failed');
+  // An upstream failure names the channel(s) tried, so the operator knows which one to look at.
+  if (g.status >= 500) log.error({ err: { message: redact((err as Error)?.message ?? String(err)), code: (err as FastifyError)?.code }, ...(g.logFields ? { upstream: redactFields(g.logFields) } : {}) }, g.logFields ? `request failed: upstream ${upstreamNames(g.logFields)}` : 'request failed');
   const family = familyOf(url);
   return { status: g.status, headers: { ...familyHeaders(family), ...g.headers }, body: errorBody(family, g) };
+}
+
+function redactFields(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([k, v]) => [k, Array.isArray(v) ? v.map((e: Record<string, unknown>) => Object.fromEntries(Object.entries(e).map(([ek, ev]) => [ek, typeof ev === 'string' ? redact(ev) : ev]))) : v]),
+  );
+}
+
+function upstreamNames(fields: Record<string, unknown>): string {
+  const channels = (fields.channels as { channel: string; error: string }[] | undefined) ?? [];
+  return channels.map((c) => `channel "${c.channel}": ${redact(c.error)}`).join('; ') || 'failed';
 }
 
 /** Maps anything thrown in a request to the gateway's status table. */

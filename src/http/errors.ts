@@ -16,6 +16,9 @@ export class GatewayError extends Error {
     super(message);
     this.name = 'GatewayError';
   }
+
+  /** For the operator's log line only, never the answer: e.g. the upstream channels that failed. */
+  logFields?: Record<string, unknown>;
 }
 
 export function familyOf(url: string): Family {
@@ -111,7 +114,8 @@ export const errors = {
     new GatewayError(401, 'invalid_api_key', message),
   modelNotAllowed: (model: string) => new GatewayError(403, 'model_not_allowed', `This key may not use the model "${model}".`),
   insufficientQuota: () => new GatewayError(403, 'insufficient_quota', 'The credit of this key is exhausted. Ask the operator to top it up.'),
-  modelNotFound: (model: string) => new GatewayError(404, 'model_not_found', `The model "${model}" does not exist or has no available channel.`, {}, 'model'),
+  modelNotFound: (model: string) =>
+    new GatewayError(404, 'model_not_found', `The model "${model}" does not exist or has no available channel; GET /v1/models lists the models this key can use.`, {}, 'model'),
   noAvailableChannel: (model: string) => new GatewayError(503, 'no_available_channel', `No healthy upstream channel serves the model "${model}" right now.`),
   upstreamError: (message = 'The upstream provider failed.') => new GatewayError(502, 'upstream_error', message),
   upstreamTimeout: (message = 'The upstream provider did not answer in time.') => new GatewayError(504, 'upstream_timeout', message),

@@ -7,6 +7,7 @@ import type { VideoAdapter } from './video-types.js';
 import type { Manifest } from './kit/manifest.js';
 import { anthropic } from './anthropic/index.js';
 import { ark } from './ark/index.js';
+import { bfl } from './bfl/index.js';
 import { gemini } from './gemini/index.js';
 import { kling } from './kling/index.js';
 import { dashscope } from './dashscope/index.js';
@@ -17,7 +18,13 @@ import { fal } from './fal/index.js';
 import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { stability } from './stability/index.js';
+import { recraft } from './recraft/index.js';
+import { ideogram } from './ideogram/index.js';
 import { vidu } from './vidu/index.js';
+import { runway } from './runway/index.js';
+import { luma } from './luma/index.js';
+import { pixverse } from './pixverse/index.js';
 import { vertex } from './vertex/index.js';
 
 /**
@@ -34,8 +41,15 @@ export const PROVIDERS: readonly Provider[] = [
   kling,
   dashscope,
   minimax,
+  bfl,
   vidu,
+  runway,
+  luma,
+  pixverse,
   byteplus,
+  ideogram,
+  recraft,
+  stability,
   jimeng,
   fal,
   replicate,

@@ -31,7 +31,7 @@ export function secondsEstimate(req: VideoGenerationRequest, defaults: { duratio
 
 /**
  * One JSON call to a provider: a non-2xx answer becomes the provider's failure (`failure` reads
- * its error body), a 2xx answer must be a JSON object.
+ * its error body), a 2xx answer must be a JSON object (204 No Content stands for an empty one).
  */
 export async function jsonCall(
   call: VideoCall,
@@ -40,6 +40,11 @@ export async function jsonCall(
 ): Promise<Record<string, unknown>> {
   const res = await call.upstream.send({ url: opts.url, method: opts.method, headers: opts.headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: call.signal });
   if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res);
+  // 204 No Content (Runway's cancel): an answer without a body.
+  if (res.statusCode === 204) {
+    await res.body.dump();
+    return {};
+  }
   const json = await readJsonBody(res, call.signal);
   if (!json || typeof json !== 'object' || Array.isArray(json)) throw new UpstreamFailure('malformed', 'the upstream answered with a JSON value that is not an object', res.statusCode);
   return json as Record<string, unknown>;

@@ -64,6 +64,8 @@ export class Relay {
   async run<T>(model: CatalogModel, attempt: (target: Target) => Promise<T>, opts: RunOptions = {}): Promise<T> {
     const order = this.order(model);
     let last: UpstreamFailure | undefined;
+    // Each failed attempt's channel, for the request's log line (docs/errors.md: "Upstream failures").
+    const failed: { channel: string; kind: string; error: string }[] = [];
     let all429 = true;
     let maxRetryAfter = 0;
     let tried = 0;
@@ -87,6 +89,7 @@ export class Relay {
           throw err;
         }
         last = err;
+        failed.push({ channel: channel.name, kind: err.kind, error: err.message });
         this.observe?.(target, err);
         opts.onFailure?.(target, err);
         if (err.kind === 'aborted') throw err;
@@ -103,7 +106,9 @@ export class Relay {
       }
     }
     if (!last) throw errors.noAvailableChannel(model.id);
-    throw failureToGatewayError(last, all429, maxRetryAfter);
+    const answer = failureToGatewayError(last, all429, maxRetryAfter);
+    answer.logFields = { model: model.id, channels: failed };
+    throw answer;
   }
 }
 

@@ -1,4 +1,5 @@
 import { REPLICATE_MODELS, REPLICATE_SIZES } from '../providers/replicate/wire.js';
+import { cancelVideoPrediction, getVideoPrediction } from './replicate-video.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { newId, outcomeOf, partState, phaseAt, taskMap, type SimOutcome } from './video-common.js';
 import { dataUrlImage, drawPictures, imageInput, imageTaskMs } from './image-common.js';
@@ -127,15 +128,17 @@ async function create(ctx: SimContext): Promise<void> {
   sendJson(ctx.res, 201, view(ctx, t));
 }
 
+// One predictions API serves images and videos (as Replicate's does): an id this part does not
+// know may be a video prediction.
 function get(ctx: SimContext): void {
   const t = part(ctx.state).tasks.get(ctx.params[0]);
-  if (!t) return sendJson(ctx.res, 404, problem(404, 'Not found', 'The requested resource could not be found.'));
+  if (!t) return getVideoPrediction(ctx);
   sendJson(ctx.res, 200, view(ctx, t));
 }
 
 function cancel(ctx: SimContext): void {
   const t = part(ctx.state).tasks.get(ctx.params[0]);
-  if (!t) return sendJson(ctx.res, 404, problem(404, 'Not found', 'The requested resource could not be found.'));
+  if (!t) return cancelVideoPrediction(ctx);
   const { phase } = phaseAt(t.createdMs, t.outcome, imageTaskMs(ctx.state), Date.now(), t.cancelledMs);
   if (phase === 'queued' || phase === 'running') {
     t.cancelledMs = Date.now();
@@ -145,10 +148,12 @@ function cancel(ctx: SimContext): void {
 }
 
 export function replicateImageRoutes(): SimRoute[] {
+  // The image models below and their predictions; every other one goes on to the video part.
+  const mine = (_: unknown, url: URL, state: SimState) => part(state).tasks.has(url.pathname.split('/')[3] ?? '');
   const common = { auth: true, authenticate, errorBody: errorFor };
   return [
-    { name: 'replicate.predictions.create', method: 'POST', pattern: /^\/v1\/models\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)\/predictions$/, ...common, handle: create },
-    { name: 'replicate.predictions.get', method: 'GET', pattern: /^\/v1\/predictions\/([a-z0-9]{26})$/, ...common, handle: get },
-    { name: 'replicate.predictions.cancel', method: 'POST', pattern: /^\/v1\/predictions\/([a-z0-9]{26})\/cancel$/, ...common, handle: cancel },
+    { name: 'replicate.predictions.create', method: 'POST', pattern: /^\/v1\/models\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)\/predictions$/, ...common, claims: (_: unknown, url: URL) => !!REPLICATE_MODELS[url.pathname.split('/').slice(3, 5).join('/')], handle: create },
+    { name: 'replicate.predictions.get', method: 'GET', pattern: /^\/v1\/predictions\/([a-z0-9]{26})$/, ...common, claims: mine, handle: get },
+    { name: 'replicate.predictions.cancel', method: 'POST', pattern: /^\/v1\/predictions\/([a-z0-9]{26})\/cancel$/, ...common, claims: mine, handle: cancel },
   ];
 }

@@ -109,6 +109,17 @@ function find(ctx: SimContext): Prediction | undefined {
   return p;
 }
 
+/** GET /v1/predictions/{id} of a video prediction (Replicate has one predictions API: the image part hands over ids it does not know). */
+export function getVideoPrediction(ctx: SimContext): void {
+  const p = find(ctx);
+  if (p) sendJson(ctx.res, 200, view(ctx.state, p, Date.now()));
+}
+
+/** POST /v1/predictions/{id}/cancel of a video prediction. */
+export function cancelVideoPrediction(ctx: SimContext): void {
+  cancel(ctx);
+}
+
 function cancel(ctx: SimContext): void {
   const p = find(ctx);
   if (!p) return;
@@ -128,7 +139,7 @@ const errorBody = (status: number, message: string) => problem(status, status ==
 export function replicateVideoRoutes(): SimRoute[] {
   return [
     { name: 'replicate.video.create', method: 'POST', pattern: /^\/v1\/predictions$/, auth: true, authenticate, errorBody, handle: create },
-    { name: 'replicate.video.get', method: 'GET', pattern: /^\/v1\/predictions\/([a-z0-9]+)$/, auth: true, authenticate, errorBody, handle: (ctx) => { const p = find(ctx); if (p) sendJson(ctx.res, 200, view(ctx.state, p, Date.now())); } },
+    { name: 'replicate.video.get', method: 'GET', pattern: /^\/v1\/predictions\/([a-z0-9]+)$/, auth: true, authenticate, errorBody, handle: getVideoPrediction },
     { name: 'replicate.video.cancel', method: 'POST', pattern: /^\/v1\/predictions\/([a-z0-9]+)\/cancel$/, auth: true, authenticate, errorBody, handle: cancel },
     { name: 'replicate.video.file', method: 'GET', pattern: FILE, auth: false, handle: serveFile },
     { name: 'replicate.video.file', method: 'HEAD', pattern: FILE, auth: false, handle: serveFile },

@@ -11,11 +11,16 @@ import { hailuoVideoRoutes } from './hailuo-video.js';
 import { xaiVideoRoutes } from './xai-video.js';
 import { zhipuVideoRoutes } from './zhipu-video.js';
 import { viduVideoRoutes } from './vidu-video.js';
+import { runwayVideoRoutes } from './runway-video.js';
+import { lumaVideoRoutes } from './luma-video.js';
+import { pixverseVideoRoutes } from './pixverse-video.js';
 import { jimengVideoRoutes } from './jimeng-video.js';
 import { falVideoRoutes } from './fal-video.js';
 import { replicateVideoRoutes } from './replicate-video.js';
 import { vertexVideoRoutes } from './vertex-video.js';
 import { imageRoutes } from './images.js';
+import { bflImageRoutes } from './bfl-images.js';
+import { geminiImageRoutes } from './gemini-images.js';
 import { klingImageRoutes } from './kling-images.js';
 import { minimaxImageRoutes } from './minimax-images.js';
 import { ideogramImageRoutes } from './ideogram-images.js';
@@ -90,6 +95,8 @@ export function simulatorRoutes(): SimRoute[] {
     // Kling's image part goes before OpenAI's, whose path it shares.
     ...klingImageRoutes(),
     ...imageRoutes(),
+    ...bflImageRoutes(),
+    ...geminiImageRoutes(),
     ...minimaxImageRoutes(),
     ...ideogramImageRoutes(),
     ...recraftImageRoutes(),
@@ -105,6 +112,9 @@ export function simulatorRoutes(): SimRoute[] {
     ...xaiVideoRoutes(),
     ...zhipuVideoRoutes(),
     ...viduVideoRoutes(),
+    ...runwayVideoRoutes(),
+    ...lumaVideoRoutes(),
+    ...pixverseVideoRoutes(),
     ...jimengVideoRoutes(),
     ...falVideoRoutes(),
     ...replicateVideoRoutes(),
@@ -132,7 +142,7 @@ export async function startSimulator(
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://sim');
-    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req)));
+    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req, url, state)));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {

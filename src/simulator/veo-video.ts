@@ -46,7 +46,7 @@ export function googleError(code: number, message: string, status?: string): unk
   return { error: { code, message, status: status ?? statuses[code] ?? (code >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION') } };
 }
 
-function authenticate(ctx: SimContext): boolean {
+export function authenticate(ctx: SimContext): boolean {
   const key = ctx.req.headers['x-goog-api-key'] ?? ctx.url.searchParams.get('key');
   if (typeof key === 'string' && key) return true;
   sendJson(ctx.res, 403, googleError(403, 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.'));

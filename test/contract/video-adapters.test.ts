@@ -7,6 +7,9 @@ import { KLING_DEFAULT_MODELS } from '../../src/providers/kling/models.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { HAILUO_DEFAULT_MODELS } from '../../src/providers/minimax/models.js';
 import { VIDU_DEFAULT_MODELS } from '../../src/providers/vidu/models.js';
+import { RUNWAY_DEFAULT_MODELS } from '../../src/providers/runway/models.js';
+import { LUMA_DEFAULT_MODELS } from '../../src/providers/luma/models.js';
+import { PIXVERSE_DEFAULT_MODELS } from '../../src/providers/pixverse/models.js';
 import { BYTEPLUS_DEFAULT_MODELS } from '../../src/providers/byteplus/models.js';
 import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
 import { FAL_DEFAULT_MODELS } from '../../src/providers/fal/models.js';
@@ -122,6 +125,43 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[moderation]', reason: /^content_filtered_CreationPolicyViolation: / },
       { marker: '[cancel]', reason: /^UserCancelled: / },
     ],
+  },
+  {
+    type: 'runway',
+    models: RUNWAY_DEFAULT_MODELS,
+    channel: { api_key: 'key_runway-contract-secret-0007' },
+    routes: { create: 'runway.video.create', get: 'runway.video.get' },
+    // Runway has no expired state: its tasks end SUCCEEDED, FAILED or CANCELLED.
+    failures: [
+      { marker: '[fail]', reason: /^INTERNAL\.BAD_OUTPUT\.CODE01: / },
+      { marker: '[moderation]', reason: /^content_filtered_SAFETY\.OUTPUT\.VIDEO: / },
+      { marker: '[cancel]', reason: /^cancelled: / },
+    ],
+  },
+  {
+    type: 'luma',
+    models: LUMA_DEFAULT_MODELS,
+    channel: { api_key: 'luma-contract-secret-0008' },
+    routes: { create: 'luma.video.create', get: 'luma.video.get' },
+    // Luma has one failed state; its failure_reason words the cause.
+    failures: [
+      { marker: '[fail]', reason: /^failed: Generation failed due to an internal error/ },
+      { marker: '[moderation]', reason: /^failed: Your request was flagged by our moderation system/ },
+      { marker: '[expire]', reason: /^failed: Generation timed out/ },
+    ],
+  },
+  {
+    type: 'pixverse',
+    models: PIXVERSE_DEFAULT_MODELS,
+    channel: { api_key: 'pixverse-contract-secret-0009' },
+    routes: { create: 'pixverse.video.create', get: 'pixverse.video.get' },
+    // Pixverse ends a video done (1), refused by moderation (7) or failed (8).
+    failures: [
+      { marker: '[fail]', reason: /^generation_failed: / },
+      { marker: '[moderation]', reason: /^content_filtered: / },
+    ],
+    // The gateway fetches the frames and uploads them to Pixverse first.
+    inlineImages: true,
   },
   {
     // Ark's wire format at BytePlus: the simulator's Ark part plays its model ids.

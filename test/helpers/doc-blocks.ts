@@ -1,4 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -83,4 +84,74 @@ export function conventionProblems(b: DocBlock): string[] {
     if (/(^|[;&|(]\s*|^\w+=[^\s()$]*\s+)mediagate\s/.test(cmd)) problems.push(`${at}: the CLI is "npx mediagate …": ${cmd.slice(0, 120)}`);
   }
   return problems;
+}
+
+// Running the blocks: bash, set -euo pipefail, every curl with --fail-with-body; the shell
+// variables a block sets carry over to the next block of the same shell, as in a terminal.
+
+const BLOCK_TIMEOUT_MS = 90_000;
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += String(c)));
+    child.stderr.on('data', (c) => (stderr += String(c)));
+    // The whole process group: a block's background job must not outlive it.
+    const timer = setTimeout(() => {
+      stderr += `\n(no end within ${BLOCK_TIMEOUT_MS} ms)`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, BLOCK_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The script for one block: the file's variables so far, the block as written, then its variables saved. */
+function script(block: DocBlock, state: string): string {
+  return [
+    `source ${JSON.stringify(state)}`,
+    // An HTTP error answer fails the example (curl -s alone would exit 0 on a 404).
+    'curl() { command curl --fail-with-body "$@"; }',
+    'set -euo pipefail',
+    block.code,
+    // Only reached when the block succeeded: keep the shell variables it set for the next block
+    // (not the environment's: MEDIAGATE_URL changes when the gateway restarts).
+    `( set +u; for __v in $(compgen -v | grep -E '^[A-Za-z][A-Za-z0-9_]*$' | grep -vxF -f ${JSON.stringify(state + '.baseline')} | grep -vxF -e MEDIAGATE_URL -e MEDIAGATE_KEY -f <(compgen -e)); do declare -p "$__v"; done ) > ${JSON.stringify(state + '.next')} 2>/dev/null || true`,
+    `mv ${JSON.stringify(state + '.next')} ${JSON.stringify(state)}`,
+  ].join('\n');
+}
+
+
+/** A terminal in `cwd`: blocks run one after another; a failing block throws naming its file and line. */
+export async function docShell(cwd: string, env: NodeJS.ProcessEnv): Promise<{ run(block: DocBlock): Promise<Outcome>; env: NodeJS.ProcessEnv }> {
+  const state = join(cwd, '.shell-state');
+  writeFileSync(state, '');
+  // The variables bash has without any block: not carried over.
+  writeFileSync(`${state}.baseline`, (await runBash('compgen -v', cwd, env)).stdout);
+  const shell = {
+    env,
+    async run(block: DocBlock) {
+      const r = await runBash(script(block, state), cwd, shell.env);
+      if (r.code !== 0) {
+        const tail = (s: string) => s.trim().split('\n').slice(-15).join('\n');
+        throw new Error(`${block.file}:${block.line}: the example exited with status ${r.code}\n--- example\n${block.code}--- stderr\n${tail(r.stderr)}\n--- stdout\n${tail(r.stdout)}`);
+      }
+      return r;
+    },
+  };
+  return shell;
 }

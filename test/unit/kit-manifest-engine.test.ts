@@ -102,6 +102,34 @@ describe('kit create body', () => {
     });
   });
 
+  it("sends a model's own default where the provider requires a field the client left out (or:, default_duration), and holds credit for it", () => {
+    const doc = {
+      type: 'req',
+      name: 'Req Video',
+      owned_by: 'req',
+      api: { auth: { scheme: 'bearer' } },
+      videos: {
+        modes: ['text'],
+        frame_sizes: { '720p': { '16:9': '1280x720', '9:16': '720x1280' } },
+        create: { path: '/v', body: { ratio: '{frame_size|replace:x:*|or:facts.ratio}', duration: '{duration|or:default_duration}' } },
+        task_id: { path: 'id' },
+        get: { path: '/v/{id}' },
+        task: { status: { path: 's', map: {} }, result: { url: 'u' } },
+        estimate: { unit: 'seconds', duration: 5 },
+        lifetime: { seconds: 3600 },
+      },
+      models: [{ id: 'm', default_resolution: '720p', default_duration: 8, facts: { ratio: '1280*720' } }, { match: '' }],
+    };
+    const a = videoAdapter(parseManifest(stringify(doc), 'req.yaml'));
+    expect(a.createCall('m', req({ params: { ratio: '9:16', duration: 4 } })).body).toEqual({ ratio: '720*1280', duration: 4 });
+    expect(a.createCall('m', req({})).body).toEqual({ ratio: '1280*720', duration: 8 });
+    expect(a.estimate('m', req({}))).toEqual({ unit: 'seconds', units: 8, resolution: '720p' });
+    expect(a.estimate('other', req({})).units).toBe(5);
+    expect(a.createCall('other', req({})).body).toEqual({});
+    const broken = { ...doc, videos: { ...doc.videos, create: { path: '/v', body: { duration: '{duration|or:nope}' } } } };
+    expect(() => parseManifest(stringify(broken), 'req.yaml')).toThrow(/unknown placeholder \{nope\} after or:/);
+  });
+
   it('accepts a callback only when a create body has a place for it', () => {
     expect(adapter.acceptsCallback).toBe(true);
   });

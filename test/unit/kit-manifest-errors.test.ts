@@ -87,12 +87,24 @@ describe('provider manifest errors', () => {
     expect(refusal(doc)).toContain('videos.inline_images: required');
   });
 
+  it('requires upload_images (and the image types) when a body sends uploaded image ids, and refuses it with a body-signing scheme', () => {
+    const doc = base() as Record<string, any>;
+    doc.videos.create.body.img_id = '{image.first_frame|uploaded}';
+    expect(refusal(doc)).toContain('videos.upload_images: required when a create body sends uploaded image ids');
+    doc.videos.upload_images = { path: '/upload', field: 'image', id: 'img_id' };
+    expect(refusal(doc)).toContain('videos.inline_images: required with videos.upload_images');
+    doc.videos.inline_images = { types: ['image/png'] };
+    expect(parseManifest(stringify(doc), 'acme.yaml').videos?.upload_images).toEqual({ path: '/upload', field: 'image', id: 'img_id' });
+    doc.api.auth = { scheme: 'hmac-v4', vendor: 'aws' };
+    expect(refusal(doc)).toContain('videos.upload_images: the hmac-v4 scheme cannot sign a multipart upload');
+  });
+
   it('says where the YAML is broken, and that a missing file cannot be read', () => {
     expect(() => parseManifest('type: [', 'bad.yaml')).toThrow(/^bad\.yaml: not valid YAML/);
     expect(() => loadManifest('/nonexistent/provider.yaml')).toThrow(/\/nonexistent\/provider\.yaml: cannot be read \(ENOENT\)/);
   });
 
-  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu', 'jimeng', 'fal', 'replicate'])('loads the built-in %s manifest', (type) => {
+  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu', 'runway', 'luma', 'pixverse', 'jimeng', 'fal', 'replicate', 'bfl'])('loads the built-in %s manifest', (type) => {
     expect(loadManifest(new URL(`../../src/providers/${type}/manifest.yaml`, import.meta.url)).type).toBe(type);
   });
 

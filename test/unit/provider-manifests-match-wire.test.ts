@@ -12,6 +12,15 @@ import { GEMINI } from '../../src/providers/gemini/videos.js';
 import { MINIMAX } from '../../src/providers/minimax/videos.js';
 import { VIDU2_8S_RESOLUTION, VIDU_MAX_REFERENCES, VIDU_MODELS } from '../../src/providers/vidu/wire.js';
 import { VIDU } from '../../src/providers/vidu/videos.js';
+import { RUNWAY_MODELS, RUNWAY_VERSION } from '../../src/providers/runway/wire.js';
+import { RUNWAY } from '../../src/providers/runway/videos.js';
+import { videoAdapter } from '../../src/providers/kit/video-adapter.js';
+import { LUMA_MODELS, LUMA_RATIOS } from '../../src/providers/luma/wire.js';
+import { LUMA } from '../../src/providers/luma/videos.js';
+import { PIXVERSE_1080P_DURATION, PIXVERSE_IMAGE_TYPES, PIXVERSE_MODELS, PIXVERSE_RATIOS } from '../../src/providers/pixverse/wire.js';
+import { PIXVERSE } from '../../src/providers/pixverse/videos.js';
+
+const runwayAdapter = videoAdapter(RUNWAY);
 
 // The simulator plays each provider from its own wire tables (src/providers/<type>/wire.ts,
 // written from the provider's docs); the gateway reads the same facts from the provider's
@@ -72,6 +81,41 @@ describe('manifests agree with the simulator wire tables', () => {
     expect(rules).toContain(`"not_in":["${VIDU2_8S_RESOLUTION}"]`);
     expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES.viduq2 + 1}`);
     expect(rules).toContain(`"min":${VIDU_MAX_REFERENCES['vidu2.0'] + 1}`);
+  });
+
+  it('Runway: modes, durations, the ratios each endpoint takes as pixel sizes, the version header', () => {
+    for (const [model, f] of Object.entries(RUNWAY_MODELS)) {
+      const c = caps('runway', model);
+      expect(c.modes, model).toEqual([...(f.text ? ['text'] : []), 'first_frame', ...(f.lastFrame ? ['first_last_frame'] : [])]);
+      expect(c.durations, model).toEqual(f.durations);
+      const sent = (mode: 'text' | 'first_frame', ratio: string, resolution: string) =>
+        runwayAdapter.createCall(model, { prompt: 'x', mode, images: mode === 'text' ? [] : [{ url: 'https://e/a.png', role: 'first_frame' }], params: { ratio, resolution }, metadata: {} }).body.ratio;
+      const offered = (mode: 'text' | 'first_frame') =>
+        (c.resolutions ?? []).flatMap((r) => (c.ratios ?? []).filter((q) => !(mode === 'text' && model === 'gen4.5' && !['16:9', '9:16'].includes(q))).map((q) => [r, q])).filter(([r, q]) => (RUNWAY.videos!.frame_sizes?.[r] as Record<string, string>)[q]);
+      expect(offered('first_frame').map(([r, q]) => sent('first_frame', q, r)).sort(), model).toEqual([...f.imageRatios].sort());
+      if (f.text) expect(offered('text').map(([r, q]) => sent('text', q, r)).sort(), model).toEqual([...f.textRatios].sort());
+      expect(f.imageRatios).toContain(modelFacts(RUNWAY, model).facts.ratio);
+      expect(f.durationOptional || modelFacts(RUNWAY, model).default_duration !== undefined).toBe(true);
+    }
+    expect(RUNWAY.api.headers).toEqual({ 'X-Runway-Version': RUNWAY_VERSION });
+  });
+
+  it('Luma: durations (as Luma words them), resolutions, default resolution, ratios, keyframes', () => {
+    const adapter = videoAdapter(LUMA);
+    for (const [model, f] of Object.entries(LUMA_MODELS)) {
+      const c = caps('luma', model);
+      expect(c, model).toEqual({ modes: ['text', 'first_frame', 'first_last_frame'], durations: f.durations.map((d) => Number(d.replace('s', ''))), resolutions: f.resolutions, ratios: LUMA_RATIOS });
+      expect(modelFacts(LUMA, model).default_resolution).toBe(f.defaultResolution);
+      for (const d of c.durations!) expect(f.durations).toContain(adapter.createCall(model, { prompt: 'x', mode: 'text', images: [], params: { duration: d }, metadata: {} }).body.duration);
+    }
+    const body = adapter.createCall('ray-2', { prompt: 'x', mode: 'first_last_frame', images: [{ url: 'https://e/a.png', role: 'first_frame' }, { url: 'https://e/b.png', role: 'last_frame' }], params: {}, metadata: {} }).body;
+    expect(body.keyframes).toEqual({ frame0: { type: 'image', url: 'https://e/a.png' }, frame1: { type: 'image', url: 'https://e/b.png' } });
+  });
+
+  it('Pixverse: qualities, durations, ratios, the 1080p length rule, the image types its upload takes', () => {
+    for (const [model, f] of Object.entries(PIXVERSE_MODELS)) expect(caps('pixverse', model), model).toEqual({ modes: ['text', 'first_frame', 'first_last_frame'], durations: f.durations, resolutions: f.qualities, ratios: PIXVERSE_RATIOS });
+    expect(JSON.stringify(PIXVERSE.videos!.rules)).toContain(`"not_in":[${PIXVERSE_1080P_DURATION}]`);
+    expect(PIXVERSE.videos!.inline_images?.types).toEqual(PIXVERSE_IMAGE_TYPES);
   });
 
   it('Seedance: resolutions, ratios, frame rate and the frame sizes the tokens are counted from', () => {

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
+import { readJsonBody } from '../../upstream/json.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { statusFailure } from '../../upstream/status-failure.js';
 import type { Target } from '../../upstream/target.js';
-import { jsonCall } from '../video-support.js';
+import { jsonCall, type ImageBytes } from '../video-support.js';
 import type { VideoCall } from '../video-types.js';
 import { authorizer, type Authorize, type OutgoingRequest } from './hooks/auth.js';
 import type { Manifest } from './manifest.js';
@@ -44,7 +46,8 @@ export class KitHttp {
   /** The request with the channel's credentials on it. */
   signed(call: VideoCall, target: Target, r: KitRequest): Promise<OutgoingRequest> | OutgoingRequest {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    for (const [k, v] of Object.entries({ ...this.m.api.headers, ...r.headers })) headers[k.toLowerCase()] = v;
+    // `{uuid}` in a header value: a new UUID on every request (Pixverse's Ai-trace-id).
+    for (const [k, v] of Object.entries({ ...this.m.api.headers, ...r.headers })) headers[k.toLowerCase()] = v.replaceAll('{uuid}', () => randomUUID());
     return this.authorize(target, { method: r.method, url: this.url(target, r.path), headers, body: r.body === undefined ? undefined : JSON.stringify(r.body) }, call);
   }
 
@@ -55,7 +58,25 @@ export class KitHttp {
 
   /** `taskRead`: the read of one task, whose envelope is checked only when the manifest says so. */
   async call(call: VideoCall, target: Target, r: KitRequest, taskRead = false): Promise<Record<string, unknown>> {
-    const out = await this.raw(call, target, r, taskRead);
+    return this.unwrapped(await this.raw(call, target, r, taskRead));
+  }
+
+  /** Hook: image upload. One image as a multipart/form-data file field; the answer read as any (envelope, unwrap). */
+  async upload(call: VideoCall, target: Target, path: string, field: string, image: ImageBytes, name: string): Promise<Record<string, unknown>> {
+    const boundary = `----mediagate${randomUUID().replaceAll('-', '')}`;
+    const ext = image.mimeType.split('/')[1] ?? 'png';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${name}.${ext}"\r\nContent-Type: ${image.mimeType}\r\n\r\n`;
+    const body = Buffer.concat([Buffer.from(head), Buffer.from(image.base64, 'base64'), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const s = await this.signed(call, target, { method: 'POST', path });
+    const res = await call.upstream.send({ url: s.url, method: 'POST', headers: { ...s.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: call.signal });
+    if (res.statusCode < 200 || res.statusCode >= 300) throw await this.failure(res);
+    const out = await readJsonBody(res, call.signal);
+    if (!out || typeof out !== 'object' || Array.isArray(out)) throw new UpstreamFailure('malformed', 'the upstream answered with a JSON value that is not an object', res.statusCode);
+    this.checkEnvelope(out as Record<string, unknown>);
+    return this.unwrapped(out as Record<string, unknown>);
+  }
+
+  private unwrapped(out: Record<string, unknown>): Record<string, unknown> {
     const unwrap = this.m.api.unwrap;
     if (!unwrap) return out;
     const inner = at(out, unwrap);

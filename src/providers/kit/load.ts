@@ -85,6 +85,7 @@ function videoProblems(m: VideoManifest, regex: (field: string, source: string |
           const [name, arg] = step.split(':');
           if (!(TRANSFORMS as readonly string[]).includes(name)) out.push(`${field}: unknown transform "${name}" in {${p.name}|${p.steps.join('|')}}; allowed: ${TRANSFORMS.join(', ')}`);
           else if (name === 'map' && !maps.includes(arg)) out.push(`${field}: map "${arg ?? ''}" is not in videos.maps (${maps.join(', ') || 'none'})`);
+          else if (name === 'or' && !isRequestName(arg ?? '')) out.push(`${field}: unknown placeholder {${arg ?? ''}} after or: in {${p.name}|${p.steps.join('|')}}`);
         }
       }
     });
@@ -97,6 +98,10 @@ function videoProblems(m: VideoManifest, regex: (field: string, source: string |
   (m.videos.rules ?? []).forEach((r, i) => walkConditions(r.when, (n) => !isRequestName(n) && out.push(`videos.rules[${i}].when: unknown field "${n}"`)));
   const usesBytes = variants(m).some((v) => JSON.stringify(v.body ?? {}).match(/\|(base64|mime|data_url)\b/));
   if (usesBytes && !m.videos.inline_images) out.push('videos.inline_images: required when a create body inlines images (|base64, |mime or |data_url)');
+  const usesUploads = variants(m).some((v) => JSON.stringify(v.body ?? {}).includes('|uploaded'));
+  if (usesUploads && !m.videos.upload_images) out.push('videos.upload_images: required when a create body sends uploaded image ids (|uploaded)');
+  if (m.videos.upload_images && !m.videos.inline_images) out.push('videos.inline_images: required with videos.upload_images (the types of image the provider takes)');
+  if (m.videos.upload_images && m.api.auth.scheme === 'hmac-v4') out.push('videos.upload_images: the hmac-v4 scheme cannot sign a multipart upload');
   [m.model_defaults, ...m.models].forEach((e, i) => {
     for (const mode of e?.modes ?? []) if (!m.videos.modes.includes(mode)) out.push(`${i === 0 ? 'model_defaults' : `models[${i - 1}]`}.modes: ${mode} is not in videos.modes (${m.videos.modes.join(', ')})`);
   });

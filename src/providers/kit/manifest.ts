@@ -217,6 +217,8 @@ export interface VideosSpec {
   /** A ratio must be in the frame-size table at the resolution (text mode). */
   strict_ratios?: boolean;
   inline_images?: { types: string[] };
+  /** Hook: image upload. Each client image (fetched as for inline_images) is POSTed as multipart `field` to `path`; `{image.<role>|uploaded}` is the id the answer keeps at `id`. */
+  upload_images?: { path: string; field: string; id: string };
   maps?: Record<string, Record<string, string>>;
   rules?: RuleSpec[];
   create: CreateVariant | CreateVariant[];
@@ -272,6 +274,8 @@ export interface ModelSpec {
   ratios?: string[];
   fps?: number[];
   default_resolution?: string;
+  /** What it renders without a duration (the estimate, and `{default_duration}` of templates). */
+  default_duration?: number;
   facts?: Record<string, string | number | boolean>;
   /** An image model (the manifest's `images` capability), with what it accepts. */
   image?: ImageModelSpec;
@@ -285,6 +289,8 @@ export interface ImageResultSpec {
   url?: string;
   b64?: string;
   mime?: string;
+  /** A list beside the items: an item whose entry is true is withheld (flagged by the provider's safety checker). */
+  flagged?: string;
 }
 
 export interface ImageUsageSpec {
@@ -299,6 +305,8 @@ export interface ImageTaskSpec {
   /** The read: a path with `{id}` on the channel, or a polling URL the create answer holds. */
   get?: EndpointSpec;
   poll_url?: { path: string; key: 'none' | 'same_origin' | 'same_site' };
+  /** Where a finished task's images are: a URL its last read holds (fetched as `poll_url` says, else without the key). */
+  result_url?: { path: string };
   cancel?: EndpointSpec;
   status: StatusSpec;
   failure?: { code?: TextSpec; message?: TextSpec };
@@ -319,9 +327,14 @@ export interface ImagesSpec {
   encoding?: 'json' | 'multipart';
   /** Present for a provider that answers with a task to poll. */
   task?: ImageTaskSpec;
-  result: ImageResultSpec;
+  /** Where the images are; a list when the provider's calls answer in more than one shape. */
+  result: ImageResultSpec | ImageResultSpec[];
   /** A finished answer without images is a moderation refusal when one of these holds. */
-  moderation?: { any: ({ path: string } & Test)[]; code?: string; message?: TextSpec };
+  /**
+   * The provider's content-safety refusal, answered 400 `content_policy_violation` (nothing charged):
+   * a finished answer without images where one of `any` holds, or an error answer matching `errors`.
+   */
+  moderation?: { any?: ({ path: string } & Test)[]; errors?: { status?: number[]; codes?: (string | number)[] }; code?: string; message?: TextSpec };
   usage?: ImageUsageSpec;
 }
 

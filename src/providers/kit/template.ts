@@ -32,6 +32,10 @@ export interface RequestScope {
   settings?: Record<string, string>;
   /** The names of another capability's request (images): read here instead of `req`. */
   lookup?: (name: string) => unknown;
+  /** Provider ids of the client's images uploaded first, by the image's index (hook: image upload). */
+  uploaded?: Map<number, unknown>;
+  /** The model's own length when the request gives none (`default_duration`). */
+  defaultDuration?: number;
 }
 
 /** A file part of a multipart body (the `file` transform): the bytes and their type. */
@@ -43,7 +47,7 @@ export class FileValue {
   ) {}
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments', 'or', 'uploaded'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url', 'file']);
 
@@ -51,7 +55,7 @@ const PARAMS = new Set(['resolution', 'ratio', 'duration', 'fps', 'seed', 'camer
 
 /** The neutral names a placeholder or a condition may read. */
 export function isRequestName(name: string): boolean {
-  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task|settings)\.[A-Za-z0-9_.-]+$/.test(name);
+  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'default_duration', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task|settings)\.[A-Za-z0-9_.-]+$/.test(name);
 }
 
 /** A neutral value of the request by name (lists are empty, never absent, so conditions can count them). */
@@ -63,6 +67,7 @@ export function requestValue(s: RequestScope, name: string): unknown {
   if (name === 'mode') return s.req.mode;
   if (name === 'callback_url') return s.callbackUrl;
   if (name === 'frame_size') return s.frameSize;
+  if (name === 'default_duration') return s.defaultDuration;
   if (name === 'images') return images();
   if (name === 'item') return s.item;
   if (PARAMS.has(name)) return (s.req.params as Record<string, unknown>)[name];
@@ -110,6 +115,11 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return bytesOf(s, v).base64;
     case 'mime':
       return bytesOf(s, v).mimeType;
+    case 'uploaded': {
+      const id = v instanceof ImageRef ? s.uploaded?.get(v.index) : undefined;
+      if (id === undefined) throw new Error('an image id was sent without the image being uploaded first');
+      return id;
+    }
     case 'data_url': {
       const b = bytesOf(s, v);
       return `data:${b.mimeType};base64,${b.base64}`;
@@ -136,8 +146,11 @@ const PART = /\{([^{}|]+)((?:\|[^{}|]+)*)\}/g;
 /** The value of one placeholder (`name|t1|t2`), or undefined when it has none. */
 function placeholder(s: RequestScope, name: string, steps: string, lookup: (name: string) => unknown): unknown {
   let v = lookup(name);
-  if (absent(v)) return undefined;
-  for (const step of steps.split('|').filter(Boolean)) v = transform(s, v, step);
+  for (const step of steps.split('|').filter(Boolean)) {
+    // `or:NAME`: another value (a model's own default, `facts.<name>`) where this one has none.
+    if (step.startsWith('or:')) v = absent(v) ? lookup(step.slice(3)) : v;
+    else if (!absent(v)) v = transform(s, v, step);
+  }
   return absent(v) ? undefined : v;
 }
 

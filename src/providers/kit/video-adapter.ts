@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import type { Target } from '../../upstream/target.js';
-import { getFollowingRedirects, sameOrigin } from '../video-support.js';
+import { getFollowingRedirects, sameOrigin, type ImageBytes } from '../video-support.js';
 import type { CreatedTask, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
 import { KitHttp, settingsOf } from './http.js';
 import { bufferResponse, withoutInline } from './inline-video.js';
@@ -10,7 +10,7 @@ import { capsOf, sizesOf } from './models.js';
 import { bodyWith, createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
 import { interpolate } from './template.js';
 import { viewTask } from './view.js';
-import { at, holds, text } from './values.js';
+import { absent, at, holds, text } from './values.js';
 
 // The VideoAdapter a manifest describes: every step the task layer asks of a provider, driven by
 // the manifest's data and the hooks it names.
@@ -26,7 +26,7 @@ function taskRefused(err: unknown): err is UpstreamFailure {
 
 export interface KitVideoAdapter extends VideoAdapter {
   /** The create call's variant, path and body for a request (images already fetched when the manifest inlines them). */
-  createCall(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Awaited<ReturnType<typeof fetchImages>>): ReturnType<typeof createCall>;
+  createCall(upstreamModel: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Awaited<ReturnType<typeof fetchImages>>, uploaded?: Map<number, unknown>): ReturnType<typeof createCall>;
   fetchImages(target: Target, req: VideoGenerationRequest, signal?: AbortSignal): ReturnType<typeof fetchImages>;
 }
 
@@ -121,6 +121,21 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     return getFollowingRedirects(call, target, keyed.url, (u) => ({ ...(range ? { range } : {}), ...(sameOrigin(u, origin) ? keyed.headers : {}) }));
   }
 
+  /** Hook: image upload. Each fetched image goes to the provider first; the ids it answers stand for the images in the create body. */
+  async function uploadImages(call: VideoCall, target: Target, fetched: Map<number, ImageBytes> | undefined): Promise<Map<number, unknown> | undefined> {
+    const u = v.upload_images;
+    if (!u || !fetched) return undefined;
+    const ids = await Promise.all(
+      [...fetched].map(async ([i, bytes]) => {
+        const out = await http.upload(call, target, u.path, u.field, bytes, `image-${i}`);
+        const id = at(out, u.id);
+        if (absent(id) || (typeof id !== 'string' && typeof id !== 'number')) throw new UpstreamFailure('malformed', `the ${m.name} image upload answered without an image id`, 200);
+        return [i, id] as const;
+      }),
+    );
+    return new Map(ids);
+  }
+
   const adapter: KitVideoAdapter = {
     caps: (model) => capsOf(m, model),
     sizes: (model, mode) => sizesOf(m, model, mode),
@@ -128,13 +143,14 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     estimate: (model, req) => estimateRequest(m, model, req),
     expiresAfterS: (req) => (v.lifetime.param ? req.params[v.lifetime.param] : undefined) ?? v.lifetime.seconds,
     acceptsCallback,
-    createCall: (model, req, callbackUrl, fetched) => createCall(m, model, req, callbackUrl, fetched),
+    createCall: (model, req, callbackUrl, fetched, uploaded) => createCall(m, model, req, callbackUrl, fetched, uploaded),
     fetchImages: (target, req, signal) => fetchImages(m, target, req, signal),
 
     async create(call, target, req, opts = {}): Promise<CreatedTask> {
       const fetched = await fetchImages(m, target, req, call.signal);
+      const uploaded = await uploadImages(call, target, fetched);
       const send = (callbackUrl?: string) => {
-        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched, settingsOf(m, target));
+        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched, uploaded, settingsOf(m, target));
         return http.call(call, target, c).then((out) => ({ out, variant: c.variant, body: c.body }));
       };
       let sent: Awaited<ReturnType<typeof send>>;
