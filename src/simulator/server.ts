@@ -17,6 +17,7 @@ import { pixverseVideoRoutes } from './pixverse-video.js';
 import { jimengVideoRoutes } from './jimeng-video.js';
 import { falVideoRoutes } from './fal-video.js';
 import { replicateVideoRoutes } from './replicate-video.js';
+import { vertexVideoRoutes } from './vertex-video.js';
 import { imageRoutes } from './images.js';
 import { bflImageRoutes } from './bfl-images.js';
 import { geminiImageRoutes } from './gemini-images.js';
@@ -104,6 +105,7 @@ export function simulatorRoutes(): SimRoute[] {
     ...replicateImageRoutes(),
     ...arkVideoRoutes(),
     ...veoVideoRoutes(),
+    ...vertexVideoRoutes(),
     ...klingVideoRoutes(),
     ...wanVideoRoutes(),
     ...hailuoVideoRoutes(),

@@ -61,8 +61,19 @@ export interface EnvelopeSpec {
   task_reads?: boolean;
 }
 
+/** A value a channel of this type sets beside its credentials (`settings.<name>`), e.g. a project. */
+export interface SettingSpec {
+  required?: boolean;
+  default?: string;
+  pattern?: string;
+  description?: string;
+}
+
 export interface ApiSpec {
+  /** Prefix of every path; may name the channel's settings (`{settings.project}`). */
   base_path?: string;
+  /** The channel settings this type takes. */
+  settings?: Record<string, SettingSpec>;
   auth: AuthSpec;
   headers?: Record<string, string>;
   errors?: ErrorSpec;
@@ -146,6 +157,16 @@ export interface ResultSpec {
     file?: { id: string; pattern?: string; path: string; url: string };
     /** Which downloads carry the channel's credentials: none, or its own origin only. */
     key?: 'none' | 'same_origin';
+    /**
+     * The video inline in the task (base64 at `path`): the gateway keeps the task without it and
+     * reads the task again to serve the bytes.
+     */
+    inline?: { path: string; mime?: string };
+    /**
+     * A Cloud Storage object (`gs://bucket/object` at `uri`), read through the JSON API at the
+     * origin the channel setting `origin_setting` names, with the channel's credentials.
+     */
+    gcs?: { uri: string; origin_setting: string };
   };
   missing?: { code: string; message: string };
 }
