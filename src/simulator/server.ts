@@ -7,6 +7,7 @@ import { arkVideoRoutes } from './ark-video.js';
 import { veoVideoRoutes } from './veo-video.js';
 import { klingVideoRoutes } from './kling-video.js';
 import { wanVideoRoutes } from './wan-video.js';
+import { wanImageRoutes } from './wan-images.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
 import { xaiVideoRoutes } from './xai-video.js';
 import { zhipuVideoRoutes } from './zhipu-video.js';
@@ -108,6 +109,7 @@ export function simulatorRoutes(): SimRoute[] {
     ...vertexVideoRoutes(),
     ...klingVideoRoutes(),
     ...wanVideoRoutes(),
+    ...wanImageRoutes(),
     ...hailuoVideoRoutes(),
     ...xaiVideoRoutes(),
     ...zhipuVideoRoutes(),
