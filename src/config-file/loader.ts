@@ -5,6 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { ConfigSchema, type Config } from '../config/schema.js';
 import { embeddedDefault } from './defaults.js';
 import { installedProviders, isBuiltInType, NO_PROVIDERS, providerFor, providerTypes, type ProviderSet } from '../providers/index.js';
+import type { ChannelSetting } from '../providers/provider.js';
 import { loadProviderDir, ProviderDirError } from '../providers/kit/dir.js';
 import { proxyEntryProblem } from '../http/forwarded.js';
 import { escapeUnsafe, unsafeNameProblem } from '../http/names.js';
@@ -186,6 +187,23 @@ function typeHint(type: string, providers: ProviderSet): string {
   return refused.length ? `; providers.dir refused ${refused.map((r) => r.error).join('; ')}` : '';
 }
 
+/** A channel's `settings` against those its provider type declares: known keys, required ones, their forms. */
+function checkSettings(ch: Config['channels'][number], declared: Record<string, ChannelSetting>, at: string): void {
+  const given = ch.settings ?? {};
+  const names = Object.keys(declared);
+  for (const k of Object.keys(given)) {
+    if (!Object.hasOwn(declared, k)) throw new ConfigError(`${at}.settings.${k}: a ${ch.type} channel takes ${names.length ? `settings ${names.join(', ')}` : 'no settings'}`);
+  }
+  for (const [k, spec] of Object.entries(declared)) {
+    const v = given[k];
+    if (v === undefined) {
+      if (spec.required) throw new ConfigError(`${at}.settings.${k}: required for a ${ch.type} channel${spec.description ? ` (${spec.description})` : ''}`);
+      continue;
+    }
+    if (spec.pattern && !new RegExp(spec.pattern).test(v)) throw new ConfigError(`${at}.settings.${k}: must match ${spec.pattern}${spec.description ? ` (${spec.description})` : ''} (got ${JSON.stringify(v)})`);
+  }
+}
+
 function checkCrossReferences(config: Config, source: string, providers: ProviderSet): void {
   const names = new Set<string>();
   config.channels.forEach((ch, i) => {
@@ -196,6 +214,7 @@ function checkCrossReferences(config: Config, source: string, providers: Provide
     if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes(providers).join(', ')} (got ${JSON.stringify(ch.type)})${typeHint(ch.type, providers)}`);
     if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
     if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
+    checkSettings(ch, provider.settings ?? {}, at);
     if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
       const allowed = provider.chatFormats;
       throw new ConfigError(`${at}.upstream_format: a ${ch.type} channel ${allowed ? `speaks ${allowed.join(' or ')}` : 'has one fixed format; leave it out'}`);

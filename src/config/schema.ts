@@ -21,6 +21,9 @@ export const ChannelSchema = Type.Object(
     api_key: Type.Optional(Type.String()),
     // The second credential of providers that sign their requests (Kling: the secret key).
     api_secret: Type.Optional(Type.String()),
+    // Values a provider type declares beside the credentials (Vertex AI: project, region); the
+    // provider's manifest names the allowed keys, their defaults and forms.
+    settings: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), Type.String())),
     priority: Int({ default: 0 }),
     weight: Int({ minimum: 1, default: 1 }),
     enabled: Type.Boolean({ default: true }),

@@ -18,10 +18,14 @@ import { fal } from './fal/index.js';
 import { replicate } from './replicate/index.js';
 import { openai } from './openai/index.js';
 import { simulator } from './simulator/index.js';
+import { stability } from './stability/index.js';
+import { recraft } from './recraft/index.js';
+import { ideogram } from './ideogram/index.js';
 import { vidu } from './vidu/index.js';
 import { runway } from './runway/index.js';
 import { luma } from './luma/index.js';
 import { pixverse } from './pixverse/index.js';
+import { vertex } from './vertex/index.js';
 
 /**
  * Every provider the gateway speaks to: the one list. Channel types in the config, the embedded
@@ -43,9 +47,13 @@ export const PROVIDERS: readonly Provider[] = [
   luma,
   pixverse,
   byteplus,
+  ideogram,
+  recraft,
+  stability,
   jimeng,
   fal,
   replicate,
+  vertex,
   simulator,
 ];
 
@@ -116,7 +124,9 @@ function played(target: Target, capability: Capability, chatFormat: ChatFormat =
   const type = claimant?.type ?? (capability === 'chat' ? own.plays.chat(chatFormat) : own.plays[capability]);
   const provider = providerFor(type);
   if (!provider?.simulator) return undefined;
-  return { provider, target: { ...target, ...provider.simulator.credentials, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
+  const c = provider.simulator.credentials;
+  const credentials = typeof c === 'function' ? c(target.baseUrl) : c;
+  return { provider, target: { ...target, ...credentials, baseUrl: `${target.baseUrl}${provider.simulator.path}` } };
 }
 
 /**

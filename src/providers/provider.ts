@@ -9,6 +9,23 @@ import type { VideoAdapter } from './video-types.js';
 
 export type Capability = 'chat' | 'images' | 'videos';
 
+/** One channel setting a provider type declares. */
+export interface ChannelSetting {
+  required?: boolean;
+  default?: string;
+  /** A regular expression the value must match. */
+  pattern?: string;
+  /** What the value is, for messages. */
+  description?: string;
+}
+
+/** What a simulator channel uses instead of its own credentials (a function: built from the simulator's origin). */
+export interface SimulatorCredentials {
+  apiKey: string;
+  apiSecret: string;
+  settings?: Record<string, string>;
+}
+
 export interface ProviderDefaults {
   /** The base_url of the provider's public API (what a channel of this type usually sets). */
   baseUrl?: string;
@@ -42,13 +59,15 @@ export interface Provider {
   needsBaseUrl: boolean;
   /** Whether a channel of this type must set api_secret (signing providers). */
   needsApiSecret?: boolean;
+  /** The channel `settings` this type takes (any other key is refused), with their defaults and forms. */
+  settings?: Record<string, ChannelSetting>;
   /**
    * For the simulator: which upstream models this provider's adapters serve there (by capability),
    * the path under the simulator's origin where it plays this provider's API, and, for a provider
    * that signs requests (Kling), the account the simulator knows: a simulator channel signs with
    * it instead of its own key, so the real signing code runs against the simulator.
    */
-  simulator?: { path: string; claims: Partial<Record<Capability, RegExp>>; credentials?: { apiKey: string; apiSecret: string } };
+  simulator?: { path: string; claims: Partial<Record<Capability, RegExp>>; credentials?: SimulatorCredentials | ((origin: string) => SimulatorCredentials) };
   /**
    * Only the simulator provider: it has no wire format of its own but plays another provider's,
    * chosen by the model's claim, else these defaults (a chat client gets its own format).

@@ -105,7 +105,10 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
           : new GatewayError(504, 'upstream_timeout', `The images were not ready in time (task ${pending.taskIds.join(', ')}); the task is left to finish and is charged only what it makes. Retry, or raise the model's wait.timeout_s.`);
         return { status: error.status, value: error, later };
       }
-      const data = await deliverImages(result, params.response_format, { target: served!, upstream: services.upstream, files, base: baseForRequest(services.config, request), signal: request.departed });
+      // An edit without response_format answers base64, as OpenAI's edit models do: clients such as the
+      // Vercel AI SDK's edit path send none and read only b64_json.
+      const format = params.response_format ?? (endpoint === 'images.edits' ? 'b64_json' : undefined);
+      const data = await deliverImages(result, format, { target: served!, upstream: services.upstream, files, base: baseForRequest(services.config, request), signal: request.departed });
       return {
         // Settled by the images returned (none: nothing charged), in the unit the model is priced in.
         status: 200,

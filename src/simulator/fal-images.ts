@@ -5,13 +5,14 @@ import { outcomeOf, partState, phaseAt, taskMap, type SimOutcome } from './video
 import { dataUrlImage, drawPictures, imageInput, imageTaskMs, ratioOf, sizeForRatio } from './image-common.js';
 import { fileUrl } from './images.js';
 
-// The simulator's fal part, in fal's queue wire format, under /fal on the simulator's origin
-// (standing for https://queue.fal.run), key as `Authorization: Key <key>`:
-//   POST /fal/{model_id}                               → {request_id, response_url, status_url, cancel_url, queue_position}
-//   GET  /fal/{owner}/{app}/requests/{id}/status       → {status: IN_QUEUE | IN_PROGRESS | COMPLETED, queue_position?, …}
-//   GET  /fal/{owner}/{app}/requests/{id}              → the model's output once COMPLETED: {images:[{url, width, height,
+// The simulator's fal image part, in fal's queue wire format at the simulator's origin (standing
+// for https://queue.fal.run), key as `Authorization: Key <key>`. It serves the image models below and
+// the requests it made; every other one goes on to the fal video part (fal-video.ts):
+//   POST /{model_id}                                   → {request_id, response_url, status_url, cancel_url, queue_position}
+//   GET  /{owner}/{app}/requests/{id}/status           → {status: IN_QUEUE | IN_PROGRESS | COMPLETED, queue_position?, …}
+//   GET  /{owner}/{app}/requests/{id}                  → the model's output once COMPLETED: {images:[{url, width, height,
 //                                                        content_type}], seed, has_nsfw_concepts, timings, prompt}
-//   PUT  /fal/{owner}/{app}/requests/{id}/cancel       → 202 CANCELLATION_REQUESTED while queued, else 400
+//   PUT  /{owner}/{app}/requests/{id}/cancel           → 202 CANCELLATION_REQUESTED while queued, else 400
 // Status and result live under the app's root (owner/app), without the model id's subpath, as on
 // fal. Like fal, the queue takes any body: an invalid input fails at the end (status COMPLETED
 // with `error`; the result answers 422 {detail:[{loc, msg, type}]}). "[moderation]" in the
@@ -92,7 +93,7 @@ function check(model: string, input: Input): Checked {
 const appOf = (model: string) => model.split('/').slice(0, 2).join('/');
 
 function urls(ctx: SimContext, t: FalTask): Record<string, string> {
-  const base = `${ctx.state.baseUrl}/fal/${t.app}/requests/${t.id}`;
+  const base = `${ctx.state.baseUrl}/${t.app}/requests/${t.id}`;
   return { response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel` };
 }
 
@@ -160,12 +161,13 @@ function cancel(ctx: SimContext): void {
 }
 
 export function falImageRoutes(): SimRoute[] {
-  const common = { auth: true, authenticate, errorBody: errorFor };
   const app = '([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)';
+  const mine = (url: URL, state: SimState) => part(state).tasks.has(url.pathname.split('/')[4] ?? '');
+  const common = { auth: true, authenticate, errorBody: errorFor, claims: (_: unknown, url: URL, state: SimState) => mine(url, state) };
   return [
-    { name: 'fal.images.status', method: 'GET', pattern: new RegExp(`^/fal/${app}/requests/([0-9a-f-]{36})/status$`), ...common, handle: status },
-    { name: 'fal.images.result', method: 'GET', pattern: new RegExp(`^/fal/${app}/requests/([0-9a-f-]{36})$`), ...common, handle: result },
-    { name: 'fal.images.cancel', method: 'PUT', pattern: new RegExp(`^/fal/${app}/requests/([0-9a-f-]{36})/cancel$`), ...common, handle: cancel },
-    { name: 'fal.images.submit', method: 'POST', pattern: /^\/fal\/([A-Za-z0-9_.-]+\/[A-Za-z0-9_./-]+)$/, ...common, handle: submit },
+    { name: 'fal.images.status', method: 'GET', pattern: new RegExp(`^/${app}/requests/([0-9a-f-]{36})/status$`), ...common, handle: status },
+    { name: 'fal.images.result', method: 'GET', pattern: new RegExp(`^/${app}/requests/([0-9a-f-]{36})$`), ...common, handle: result },
+    { name: 'fal.images.cancel', method: 'PUT', pattern: new RegExp(`^/${app}/requests/([0-9a-f-]{36})/cancel$`), ...common, handle: cancel },
+    { name: 'fal.images.submit', method: 'POST', pattern: /^\/([A-Za-z0-9_.-]+\/[A-Za-z0-9_./-]+)$/, ...common, claims: (_: unknown, url: URL) => !!FAL_MODELS[url.pathname.slice(1)], handle: submit },
   ];
 }

@@ -148,10 +148,12 @@ function cancel(ctx: SimContext): void {
 }
 
 export function replicateImageRoutes(): SimRoute[] {
+  // The image models below and their predictions; every other one goes on to the video part.
+  const mine = (_: unknown, url: URL, state: SimState) => part(state).tasks.has(url.pathname.split('/')[3] ?? '');
   const common = { auth: true, authenticate, errorBody: errorFor };
   return [
-    { name: 'replicate.predictions.create', method: 'POST', pattern: /^\/v1\/models\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)\/predictions$/, ...common, handle: create },
-    { name: 'replicate.predictions.get', method: 'GET', pattern: /^\/v1\/predictions\/([a-z0-9]{26})$/, ...common, handle: get },
-    { name: 'replicate.predictions.cancel', method: 'POST', pattern: /^\/v1\/predictions\/([a-z0-9]{26})\/cancel$/, ...common, handle: cancel },
+    { name: 'replicate.predictions.create', method: 'POST', pattern: /^\/v1\/models\/([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)\/predictions$/, ...common, claims: (_: unknown, url: URL) => !!REPLICATE_MODELS[url.pathname.split('/').slice(3, 5).join('/')], handle: create },
+    { name: 'replicate.predictions.get', method: 'GET', pattern: /^\/v1\/predictions\/([a-z0-9]{26})$/, ...common, claims: mine, handle: get },
+    { name: 'replicate.predictions.cancel', method: 'POST', pattern: /^\/v1\/predictions\/([a-z0-9]{26})\/cancel$/, ...common, claims: mine, handle: cancel },
   ];
 }

@@ -67,11 +67,11 @@ export interface SimRoute {
    */
   authenticate?(ctx: SimContext): boolean;
   /**
-   * For a path two providers share on the simulator's one origin (Kling's and OpenAI's
-   * /v1/images/generations): whether this request is this route's; the next route with the
-   * pattern gets it when not.
+   * For a path two parts share on the simulator's one origin (Kling's and OpenAI's
+   * /v1/images/generations; fal's and Replicate's image and video parts): whether this request is
+   * this route's; the next route with the pattern gets it when not.
    */
-  claims?(req: IncomingMessage): boolean;
+  claims?(req: IncomingMessage, url: URL, state: SimState): boolean;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

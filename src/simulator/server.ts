@@ -7,6 +7,7 @@ import { arkVideoRoutes } from './ark-video.js';
 import { veoVideoRoutes } from './veo-video.js';
 import { klingVideoRoutes } from './kling-video.js';
 import { wanVideoRoutes } from './wan-video.js';
+import { wanImageRoutes } from './wan-images.js';
 import { hailuoVideoRoutes } from './hailuo-video.js';
 import { xaiVideoRoutes } from './xai-video.js';
 import { zhipuVideoRoutes } from './zhipu-video.js';
@@ -17,6 +18,7 @@ import { pixverseVideoRoutes } from './pixverse-video.js';
 import { jimengVideoRoutes } from './jimeng-video.js';
 import { falVideoRoutes } from './fal-video.js';
 import { replicateVideoRoutes } from './replicate-video.js';
+import { vertexVideoRoutes } from './vertex-video.js';
 import { imageRoutes } from './images.js';
 import { bflImageRoutes } from './bfl-images.js';
 import { geminiImageRoutes } from './gemini-images.js';
@@ -104,8 +106,10 @@ export function simulatorRoutes(): SimRoute[] {
     ...replicateImageRoutes(),
     ...arkVideoRoutes(),
     ...veoVideoRoutes(),
+    ...vertexVideoRoutes(),
     ...klingVideoRoutes(),
     ...wanVideoRoutes(),
+    ...wanImageRoutes(),
     ...hailuoVideoRoutes(),
     ...xaiVideoRoutes(),
     ...zhipuVideoRoutes(),
@@ -140,7 +144,7 @@ export async function startSimulator(
 
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://sim');
-    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req)));
+    const route = routes.find((r) => r.method === req.method && r.pattern.test(url.pathname) && (!r.claims || r.claims(req, url, state)));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {

@@ -1,6 +1,8 @@
 import { WAN_MODELS, WAN_SIZES } from '../providers/dashscope/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, taskMap, uuid, videoSecret, type SimOutcome } from './video-common.js';
+import { dashscopeAsync, dashscopeError, dashscopeAuthenticate as authenticate, dashscopeErrorFor as errorFor, dashscopeInvalid as invalid, dashscopeStamp as stamp } from './dashscope-common.js';
+import { cancelWanImageTask, wanImageTask } from './wan-images.js';
 
 // The simulator's Alibaba Wan part, in DashScope's wire format:
 //   POST /api/v1/services/aigc/video-generation/video-synthesis  (text- and image-to-video)
@@ -11,6 +13,7 @@ import { outcomeOf, ossSignedUrl, partState, phaseAt, serveSignedVideo, taskMap,
 // video_url is an OSS-style signed link (`Expires` in Unix seconds). Outcome markers in the prompt
 // are those of video-common.ts: [moderation] fails with DataInspectionFailed, [cancel] ends
 // CANCELED, [expire] ends UNKNOWN (the task is gone), [fail] FAILED with an internal error.
+// The task endpoints also answer the image tasks of wan-images.ts.
 
 /** The resolution tier of a text-to-video `size`. */
 const tierOfSize = (size: string) => Object.keys(WAN_SIZES).find((t) => Object.values(WAN_SIZES[t]).includes(size));
@@ -34,20 +37,8 @@ interface WanPart {
 
 const part = (state: SimState): WanPart => partState(state, 'dashscope.video', () => ({ tasks: taskMap(state, 'dashscope.video') }));
 
-export function dashscopeError(code: string, message: string): unknown {
-  return { request_id: uuid(), code, message };
-}
-
-function invalid(ctx: SimContext, message: string, code = 'InvalidParameter'): undefined {
-  sendJson(ctx.res, 400, dashscopeError(code, message));
-  return undefined;
-}
-
 function parseCreate(ctx: SimContext, endpoint: 'video-generation' | 'image2video'): Omit<WanTask, 'id'> | undefined {
-  if (String(ctx.req.headers['x-dashscope-async'] ?? '').toLowerCase() !== 'enable') {
-    sendJson(ctx.res, 403, dashscopeError('AccessDenied', 'current user api does not support synchronous calls'));
-    return undefined;
-  }
+  if (!dashscopeAsync(ctx)) return undefined;
   const body = readJson(ctx, (m) => dashscopeError('InvalidParameter', m));
   if (!body) return undefined;
   const model = typeof body.model === 'string' ? body.model : '';
@@ -86,8 +77,6 @@ function parseCreate(ctx: SimContext, endpoint: 'video-generation' | 'image2vide
   return { model, prompt, resolution, duration, createdMs: Date.now(), outcome: outcomeOf(prompt), cancelledMs: null };
 }
 
-const stamp = (ms: number) => new Date(ms + 8 * 3600_000).toISOString().replace('T', ' ').replace('Z', '');
-
 /** The task exactly as GET /api/v1/tasks/{id} answers it. */
 function taskObject(state: SimState, t: WanTask, now: number): Record<string, unknown> {
   const totalMs = state.options.videoSeconds * 1000;
@@ -107,19 +96,6 @@ function taskObject(state: SimState, t: WanTask, now: number): Record<string, un
     output: { ...output, task_status: 'SUCCEEDED', video_url: url, orig_prompt: t.prompt },
     usage: { video_duration: t.duration, video_count: 1, SR: Number(t.resolution.replace('P', '')) },
   };
-}
-
-function errorFor(status: number, message: string): unknown {
-  if (status === 429) return dashscopeError('Throttling.RateQuota', 'Requests rate limit exceeded, please try again later.');
-  if (status === 401) return dashscopeError('InvalidApiKey', 'Invalid API-key provided.');
-  if (status >= 500) return dashscopeError('InternalError', `An internal error has occured, please try again later. (${message})`);
-  return dashscopeError('InvalidParameter', message);
-}
-
-function authenticate(ctx: SimContext): boolean {
-  if (/^Bearer \S+$/.test(String(ctx.req.headers.authorization ?? ''))) return true;
-  sendJson(ctx.res, 401, dashscopeError('InvalidApiKey', 'No API-key provided.'));
-  return false;
 }
 
 // The signature proves the simulator minted the link, so it is served even after a restart.
@@ -158,6 +134,11 @@ export function wanVideoRoutes(): SimRoute[] {
       handle(ctx) {
         const id = decodeURIComponent(ctx.params[0]);
         const t = part(ctx.state).tasks.get(id);
+        // One task endpoint serves every kind of task: an image task is the images part's.
+        if (!t) {
+          const image = wanImageTask(ctx, id);
+          if (image) return sendJson(ctx.res, 200, image);
+        }
         // DashScope answers an id it does not know (or no longer keeps) with status UNKNOWN.
         if (!t) return sendJson(ctx.res, 200, { request_id: uuid(), output: { task_id: id, task_status: 'UNKNOWN' } });
         sendJson(ctx.res, 200, taskObject(ctx.state, t, Date.now()));
@@ -174,7 +155,8 @@ export function wanVideoRoutes(): SimRoute[] {
         const t = part(ctx.state).tasks.get(decodeURIComponent(ctx.params[0]));
         const now = Date.now();
         const phase = t ? phaseAt(t.createdMs, t.outcome, ctx.state.options.videoSeconds * 1000, now, t.cancelledMs).phase : undefined;
-        if (!t || phase !== 'queued') return invalid(ctx, 'Failed to cancel the task, please confirm if the task is in PENDING status.', 'UnsupportedOperation');
+        if (!t) return cancelWanImageTask(ctx, decodeURIComponent(ctx.params[0]));
+        if (phase !== 'queued') return invalid(ctx, 'Failed to cancel the task, please confirm if the task is in PENDING status.', 'UnsupportedOperation');
         t.cancelledMs = now;
         // Set again, so the change is saved.
         part(ctx.state).tasks.set(t.id, t);

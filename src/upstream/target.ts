@@ -10,6 +10,8 @@ export interface Target {
   apiSecret: string;
   /** The model id to send upstream (after the channel's model_map). */
   upstreamModel: string;
+  /** The channel's `settings` (provider values beside the credentials, such as a project and region). */
+  settings?: Record<string, string>;
 }
 
 export function targetFor(channel: ChannelConfig, model: string): Target {
@@ -19,5 +21,6 @@ export function targetFor(channel: ChannelConfig, model: string): Target {
     apiKey: channel.api_key ?? '',
     apiSecret: channel.api_secret ?? '',
     upstreamModel: channel.model_map[model] ?? model,
+    settings: channel.settings ?? {},
   };
 }

@@ -15,6 +15,8 @@ import { JIMENG_DEFAULT_MODELS } from '../../src/providers/jimeng/models.js';
 import { FAL_DEFAULT_MODELS } from '../../src/providers/fal/models.js';
 import { REPLICATE_DEFAULT_MODELS } from '../../src/providers/replicate/models.js';
 import { JIMENG_SIMULATOR_ACCOUNT } from '../../src/providers/jimeng/wire.js';
+import { VERTEX_DEFAULT_MODELS } from '../../src/providers/vertex/models.js';
+import { VERTEX_SIMULATOR_ACCOUNT } from '../../src/providers/vertex/wire.js';
 import { providerFor } from '../../src/providers/index.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { bindTask } from '../../src/tasks/binding.js';
@@ -36,8 +38,10 @@ interface AdapterCase {
   type: string;
   /** The models the channel serves (the provider's defaults). */
   models: Record<string, ModelConfig>;
-  /** Channel credentials (the simulator part checks what it must). */
-  channel: Record<string, unknown>;
+  /** Distinguishes two rows of one type (default: the type). */
+  label?: string;
+  /** Channel credentials (the simulator part checks what it must), or built from the simulator's URL. */
+  channel: Record<string, unknown> | ((simUrl: string) => Record<string, unknown>);
   /** The simulator part's route names (fault matching) for a create and a task read. */
   routes: { create: string; get: string };
   /** Prompt markers of the simulator part (src/simulator/video-common.ts) and the fail_reason each ends with. */
@@ -208,6 +212,27 @@ const ADAPTERS: AdapterCase[] = [
       { marker: '[expire]', reason: /^aborted: / },
     ],
   },
+  ...(['inline', 'gcs'] as const).map(
+    (result): AdapterCase => ({
+      // Veo on Vertex AI: the service account the simulator knows, its token endpoint; the video
+      // inline (no storage_uri) or written to Cloud Storage and downloaded with the OAuth token.
+      label: `vertex (${result})`,
+      type: 'vertex',
+      models: VERTEX_DEFAULT_MODELS,
+      channel: (simUrl) => ({
+        api_key: JSON.stringify({ type: 'service_account', project_id: VERTEX_SIMULATOR_ACCOUNT.project_id, client_email: VERTEX_SIMULATOR_ACCOUNT.client_email, private_key: VERTEX_SIMULATOR_ACCOUNT.private_key, token_uri: `${simUrl}/token` }),
+        settings: { project: 'contract-project', region: 'europe-west4', storage_url: simUrl, ...(result === 'gcs' ? { storage_uri: 'gs://contract-bucket/veo/' } : {}) },
+      }),
+      routes: { create: 'vertex.video', get: 'vertex.video' },
+      failures: [
+        { marker: '[fail]', reason: /^INTERNAL: Video generation failed/ },
+        { marker: '[moderation]', reason: /^content_filtered: The prompt could not be submitted/ },
+        { marker: '[cancel]', reason: /^CANCELLED: The operation was cancelled/ },
+        { marker: '[expire]', reason: /^DEADLINE_EXCEEDED: The operation did not finish/ },
+      ],
+      inlineImages: true,
+    }),
+  ),
 ];
 
 const ALL_MODES: VideoModeName[] = ['text', 'first_frame', 'first_last_frame', 'reference_image'];
@@ -251,7 +276,8 @@ describe('video adapter contract', () => {
   // client's loopback URL on every channel and these tests reach no public host.
   const inlineFrame = (n: number) => `data:image/png;base64,${patternImage(16, 16, n).toString('base64')}`;
 
-  describe.each(ADAPTERS)('$type', (c) => {
+  describe.each(ADAPTERS.map((c) => ({ ...c, label: c.label ?? c.type })))('$label', (c) => {
+    let channel: Record<string, unknown> = typeof c.channel === 'function' ? {} : c.channel;
     const modes = declaredModes(c);
     const textModel = modes.find((m) => m.mode === 'text')?.model ?? modes[0].model;
     const bodyFor = (mode: VideoModeName, model: string, prompt = 'a corgi runs on grass') => ({ model, prompt, images: imagesFor(mode, c.inlineImages ? inlineFrame : IMG), ...c.extra?.[mode] });
@@ -259,6 +285,7 @@ describe('video adapter contract', () => {
     let rig: ProviderRig;
     beforeAll(async () => {
       rig = await providerRig(c.type, c.models, c.channel);
+      if (typeof c.channel === 'function') channel = c.channel(rig.sim.url);
     });
     afterAll(async () => rig.close());
 
@@ -355,7 +382,7 @@ describe('video adapter contract', () => {
         const res = await createTask(rig.gw.url, key, bodyFor('text', textModel));
         expect(res.status).toBe(502);
         expect(res.body).toMatchObject({ code: 'upstream_error', data: null });
-        expect(JSON.stringify(res.body)).not.toContain(String(c.channel.api_key));
+        expect(JSON.stringify(res.body)).not.toContain(String(channel.api_key));
       } finally {
         await fetch(`${rig.sim.url}/__sim/faults`, { method: 'DELETE' });
       }
@@ -411,7 +438,7 @@ describe('video adapter contract', () => {
     });
 
     it('stores no channel secret: not in any task row (the provider object included) or log line', async () => {
-      const secrets = [c.channel.api_key, c.channel.api_secret].filter((s): s is string => typeof s === 'string');
+      const secrets = [channel.api_key, channel.api_secret].filter((s): s is string => typeof s === 'string');
       const rows = await rig.gw.services.store.db.selectFrom('tasks').selectAll().execute();
       expect(rows.length).toBeGreaterThan(0);
       for (const s of secrets) {

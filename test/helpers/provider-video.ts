@@ -24,11 +24,12 @@ export interface ProviderRig {
 export async function providerRig(
   type: string,
   models: Record<string, ModelConfig>,
-  channel: Record<string, unknown> = {},
+  channel: Record<string, unknown> | ((simUrl: string) => Record<string, unknown>) = {},
   gateway: Record<string, unknown> = {},
   opts: { sim?: Simulator; noPoller?: boolean } = {},
 ): Promise<ProviderRig> {
   const sim = opts.sim ?? (await startSimulator({ videoSeconds: 0.3, urlTtlS: 3600 }));
+  if (typeof channel === 'function') channel = channel(sim.url);
   const gw = await startGateway(
     {
       ...gateway,

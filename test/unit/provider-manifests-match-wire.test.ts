@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SEEDANCE_FPS, SEEDANCE_RATIOS, SEEDANCE_RESOLUTIONS, SEEDANCE_SIZES } from '../../src/providers/ark/wire.js';
-import { WAN_MODELS, WAN_SIZES } from '../../src/providers/dashscope/wire.js';
+import { QWEN_IMAGE_SIZES, WAN_IMAGE_MODELS, WAN_MODELS, WAN_SIZES } from '../../src/providers/dashscope/wire.js';
+import { imageFacts } from '../../src/providers/kit/image-request.js';
 import { VEO_DURATIONS, VEO_IMAGE_TYPES, VEO_MODELS, VEO_RATIOS } from '../../src/providers/gemini/wire.js';
 import { KLING_MODELS, KLING_RATIOS } from '../../src/providers/kling/wire.js';
 import { HAILUO_1080P_DURATION, HAILUO_FRAME, HAILUO_MODELS } from '../../src/providers/minimax/wire.js';
@@ -50,6 +51,18 @@ describe('manifests agree with the simulator wire tables', () => {
     }
     for (const [r, byRatio] of Object.entries(WAN_SIZES)) {
       for (const [ratio, size] of Object.entries(byRatio)) expect((DASHSCOPE.videos.frame_sizes?.[lower(r)] as Record<string, string>)[ratio]).toBe(size.replace('*', 'x'));
+    }
+  });
+
+  it('Wan and Qwen-Image images: sizes (as W*H by ratio), images per task', () => {
+    const sized = (table: unknown) => Object.entries(table as Record<string, string>).map(([size, ratio]) => [ratio, size.replace('x', '*')]);
+    for (const [model, f] of Object.entries(WAN_IMAGE_MODELS)) {
+      const img = imageFacts(DASHSCOPE, model);
+      expect((img.per_call ?? img.max_n ?? 1) <= f.maxN, model).toBe(true);
+      if (f.sizing === 'sides') expect(img.dimensions, model).toEqual({ min: 512, max: 1440 });
+      if (f.sizing === 'table') expect(Object.fromEntries(sized(img.sizes)), model).toEqual(QWEN_IMAGE_SIZES);
+      if (f.sizing === 'table') expect(DASHSCOPE.images?.maps?.qwen_size).toEqual(QWEN_IMAGE_SIZES);
+      if (f.sizing === 'area') expect(Object.fromEntries(sized(img.sizes)), model).toEqual(DASHSCOPE.images?.maps?.wan25_size);
     }
   });
 

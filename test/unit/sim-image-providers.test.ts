@@ -116,21 +116,21 @@ describe('simulator: image providers', () => {
 
   it('fal: queue submit, status at the app root, result; invalid input fails at the end', async () => {
     const auth = { authorization: 'Key fk' };
-    const sub = await json('POST', '/fal/fal-ai/flux/dev', auth, { prompt: 'a boat', num_images: 2, image_size: 'landscape_4_3' });
-    expect(sub.body.status_url).toBe(`${sim.url}/fal/fal-ai/flux/requests/${sub.body.request_id}/status`);
+    const sub = await json('POST', '/fal-ai/flux/dev', auth, { prompt: 'a boat', num_images: 2, image_size: 'landscape_4_3' });
+    expect(sub.body.status_url).toBe(`${sim.url}/fal-ai/flux/requests/${sub.body.request_id}/status`);
     await eventually(async () => (await json('GET', new URL(sub.body.status_url).pathname, auth)).body.status === 'COMPLETED', 10_000);
     const out = (await json('GET', new URL(sub.body.response_url).pathname, auth)).body;
     expect(out.images).toHaveLength(2);
     expect(out.has_nsfw_concepts).toEqual([false, false]);
     expectPng(await png(out.images[0].url), 1024, 768);
-    const bad = await json('POST', '/fal/fal-ai/flux/schnell', auth, { prompt: 'p', image_size: 'huge' });
+    const bad = await json('POST', '/fal-ai/flux/schnell', auth, { prompt: 'p', image_size: 'huge' });
     const st = await eventually(async () => {
       const s = (await json('GET', new URL(bad.body.status_url).pathname, auth)).body;
       return s.status === 'COMPLETED' && s;
     }, 10_000);
     expect(st.error).toContain('square_hd');
     expect((await json('GET', new URL(bad.body.response_url).pathname, auth)).status).toBe(422);
-    expect((await json('POST', '/fal/fal-ai/flux/dev', {}, { prompt: 'p' })).status).toBe(401);
+    expect((await json('POST', '/fal-ai/flux/dev', {}, { prompt: 'p' })).status).toBe(401);
   });
 
   it('Replicate: predictions starting → succeeded; Prefer: wait; 422 input errors; NSFW failure', async () => {

@@ -35,3 +35,36 @@ export const WAN_SIZES: Record<string, Record<string, string>> = {
   '720P': { '16:9': '1280*720', '9:16': '720*1280', '1:1': '960*960', '4:3': '1088*832', '3:4': '832*1088' },
   '1080P': { '16:9': '1920*1080', '9:16': '1080*1920', '1:1': '1440*1440', '4:3': '1632*1248', '3:4': '1248*1632' },
 };
+
+/**
+ * Text-to-image on POST /services/aigc/text2image/image-synthesis, by how `size` ("W*H") is judged:
+ * `sides` each side from 512 to 1440 (Wan 2.2 / 2.1); `area` total pixels from 768*768 to
+ * 1440*1440 with a ratio from 1:4 to 4:1 (Wan 2.5; its recommended sizes, such as 1104*1472, lie
+ * below the 1280*1280 floor older pages give, so the current reference's 768*768 is taken); `table` one of a fixed list (Qwen-Image).
+ */
+export interface WanImageModelFacts {
+  sizing: 'sides' | 'area' | 'table';
+  defaultSize: string;
+  /** Images per task (DashScope's `n`, which defaults to 4 where more than one is allowed). */
+  maxN: number;
+  /** Characters of `input.prompt`. */
+  maxPrompt: number;
+}
+
+/** Qwen-Image's sizes by aspect ratio. */
+export const QWEN_IMAGE_SIZES: Record<string, string> = { '16:9': '1664*928', '4:3': '1472*1140', '1:1': '1328*1328', '3:4': '1140*1472', '9:16': '928*1664' };
+
+/** The sizes Wan 2.5 recommends by aspect ratio (any size within its area and ratio bounds is taken). */
+export const WAN25_IMAGE_SIZES: Record<string, string> = { '1:1': '1280*1280', '3:4': '1104*1472', '4:3': '1472*1104', '9:16': '960*1696', '16:9': '1696*960' };
+
+const sides = { sizing: 'sides', defaultSize: '1024*1024', maxN: 4, maxPrompt: 800 } as const;
+
+export const WAN_IMAGE_MODELS: Record<string, WanImageModelFacts> = {
+  'wan2.5-t2i-preview': { sizing: 'area', defaultSize: '1280*1280', maxN: 4, maxPrompt: 2000 },
+  'wan2.2-t2i-flash': sides,
+  'wan2.2-t2i-plus': sides,
+  'wanx2.1-t2i-turbo': sides,
+  'wanx2.1-t2i-plus': sides,
+  'qwen-image-plus': { sizing: 'table', defaultSize: '1328*1328', maxN: 1, maxPrompt: 800 },
+  'qwen-image': { sizing: 'table', defaultSize: '1328*1328', maxN: 1, maxPrompt: 800 },
+};

@@ -8,6 +8,7 @@ import { jsonCall, type ImageBytes } from '../video-support.js';
 import type { VideoCall } from '../video-types.js';
 import { authorizer, type Authorize, type OutgoingRequest } from './hooks/auth.js';
 import type { Manifest } from './manifest.js';
+import { interpolate } from './template.js';
 import { absent, at, firstText, text } from './values.js';
 
 // One JSON call to a manifest's provider: its address, headers and auth scheme; its error body
@@ -20,6 +21,13 @@ export interface KitRequest {
   body?: unknown;
 }
 
+/** The channel's settings with the manifest's defaults under them. */
+export function settingsOf(m: Manifest, target: Target): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, spec] of Object.entries(m.api.settings ?? {})) if (spec.default !== undefined) out[k] = spec.default;
+  return { ...out, ...target.settings };
+}
+
 export class KitHttp {
   readonly authorize: Authorize;
 
@@ -28,7 +36,11 @@ export class KitHttp {
   }
 
   url(target: Target, path: string): string {
-    return `${target.baseUrl}${this.m.api.base_path ?? ''}${path}`;
+    const base = this.m.api.base_path ?? '';
+    const values = settingsOf(this.m, target);
+    const prefix = base.includes('{') ? interpolate(base, (n) => (n.startsWith('settings.') ? values[n.slice(9)] : undefined), (v) => encodeURIComponent(v)) : base;
+    if (prefix === undefined) throw new UpstreamFailure('status', `the channel lacks a setting its ${this.m.name} paths need (${base})`, 400, 'channel_settings');
+    return `${target.baseUrl}${prefix}${path}`;
   }
 
   /** The request with the channel's credentials on it. */

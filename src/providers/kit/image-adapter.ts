@@ -117,7 +117,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       headers['content-length'] = String(form.length);
     } else if (s.body !== undefined) body = JSON.stringify(s.body);
     const res = await call.upstream.send({ url: s.url, method: s.method as Dispatcher.HttpMethod, headers, body: body as string, signal: call.signal, publicOnly });
-    if (res.statusCode < 200 || res.statusCode >= 300) throw await http.failure(res);
+    if (res.statusCode < 200 || res.statusCode >= 300) throw refused(await http.failure(res));
     const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (type.startsWith('image/')) {
       const chunks: Buffer[] = [];
@@ -134,7 +134,11 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     }
     const json = await readJsonBody(res, call.signal);
     if (!json || typeof json !== 'object' || Array.isArray(json)) throw new UpstreamFailure('malformed', `${m.name} answered with something that is neither JSON nor an image`, res.statusCode);
-    http.checkEnvelope(json as Record<string, unknown>);
+    try {
+      http.checkEnvelope(json as Record<string, unknown>);
+    } catch (err) {
+      throw err instanceof UpstreamFailure ? refused(err) : err;
+    }
     const unwrap = m.api.unwrap;
     const inner = unwrap ? at(json, unwrap) : json;
     return { json: inner && typeof inner === 'object' ? (inner as Record<string, unknown>) : {} };
@@ -152,13 +156,17 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   function imagesOf(a: Answer): { data: ImageDatum[]; billed?: ImagesBilled } {
     if ('bytes' in a) return { data: [{ b64_json: a.bytes.toString('base64'), mime: a.mime }] };
     const data: ImageDatum[] = [];
-    for (const r of Array.isArray(spec.result) ? spec.result : [spec.result])
-    for (const item of allAt(a.json, r.items)) {
+    for (const r of Array.isArray(spec.result) ? spec.result : [spec.result]) {
+    const flags = r.flagged !== undefined ? allAt(a.json, r.flagged) : [];
+    for (const [i, item] of allAt(a.json, r.items).entries()) {
+      // Flagged by the provider's safety checker: withheld (a blacked-out picture is no image).
+      if (flags[i] === true) continue;
       const url = r.url !== undefined ? text(at(item, r.url)) : '';
       const b64 = r.b64 !== undefined ? text(at(item, r.b64)) : '';
       const mime = r.mime !== undefined ? text(at(item, r.mime)) : '';
       if (b64) data.push({ b64_json: b64, ...(mime ? { mime } : {}) });
       else if (/^https?:\/\//.test(url)) data.push({ url });
+    }
     }
     const u = spec.usage;
     if (!u) return { data };
@@ -177,9 +185,16 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     return { data, billed };
   }
 
+  /** An error answer that is the provider's content-safety refusal (moderation.errors) as the client's 400; any other as it is. */
+  function refused(f: UpstreamFailure): UpstreamFailure | GatewayError {
+    const e = spec.moderation?.errors;
+    if (!e || (e.status && !e.status.includes(f.status)) || (e.codes && !e.codes.some((c) => String(c) === f.providerCode))) return f;
+    return new GatewayError(400, spec.moderation!.code ?? 'content_policy_violation', `${m.name} refused to make the image: ${f.message}`);
+  }
+
   function refusal(a: Answer, fallback: string): GatewayError | null {
     const mod = spec.moderation;
-    if (!mod || !('json' in a) || !mod.any.some((t) => allAt(a.json, t.path).some((v) => passes(v, t)) || (t.present === false && allAt(a.json, t.path).length === 0))) return null;
+    if (!mod?.any || !('json' in a) || !mod.any.some((t) => allAt(a.json, t.path).some((v) => passes(v, t)) || (t.present === false && allAt(a.json, t.path).length === 0))) return null;
     const message = (mod.message && textOf(a.json, mod.message)) || fallback;
     return new GatewayError(400, mod.code ?? 'content_policy_violation', `${m.name} refused to make the image: ${message}`);
   }
@@ -231,12 +246,16 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       const a = await send(call, target, { ...sent, body: undefined });
       return 'json' in a ? a.json : {};
     }
-    // The polling URL is the provider's: the key goes where the manifest trusts it, the address guard judges the rest.
-    const key = t.poll_url!.key;
-    const trusted = key === 'same_origin' ? sameOrigin(ref.pollUrl, target.baseUrl) : key === 'same_site' ? sameSite(ref.pollUrl, target.baseUrl) : false;
-    const headers = trusted ? (await http.authorize(target, { method: 'GET', url: ref.pollUrl, headers: { accept: 'application/json' } }, call)).headers : { accept: 'application/json' };
-    const publicOnly = !allowsPrivateNetwork(target.channel) && !sameOrigin(ref.pollUrl, target.baseUrl);
-    const a = await send(call, target, { method: 'GET', url: ref.pollUrl, headers }, publicOnly);
+    return fetchUrl(call, target, ref.pollUrl);
+  }
+
+  /** A URL the provider handed out (polling, result): the key goes where the manifest trusts it, the address guard judges the rest. */
+  async function fetchUrl(call: ImagesCall, target: Target, url: string): Promise<Record<string, unknown>> {
+    const key = spec.task!.poll_url?.key ?? 'none';
+    const trusted = key === 'same_origin' ? sameOrigin(url, target.baseUrl) : key === 'same_site' ? sameSite(url, target.baseUrl) : false;
+    const headers = trusted ? (await http.authorize(target, { method: 'GET', url, headers: { accept: 'application/json' } }, call)).headers : { accept: 'application/json' };
+    const publicOnly = !allowsPrivateNetwork(target.channel) && !sameOrigin(url, target.baseUrl);
+    const a = await send(call, target, { method: 'GET', url, headers }, publicOnly);
     return 'json' in a ? a.json : {};
   }
 
@@ -247,7 +266,13 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     const task = await read(call, target, ref);
     const t = spec.task!;
     const s = stateOf(t.status, task);
-    if (s.state === 'succeeded') return { done: true, answer: { json: task } };
+    if (s.state === 'succeeded') {
+      if (!t.result_url) return { done: true, answer: { json: task } };
+      // The images are elsewhere (fal's response_url): a failed run answers there with its error.
+      const url = text(at(task, t.result_url.path));
+      if (!/^https?:\/\//.test(url)) throw new UpstreamFailure('malformed', `${m.name} finished task ${ref.id} without a result URL`, 200);
+      return { done: true, answer: { json: await fetchUrl(call, target, url) } };
+    }
     if (s.state === 'failed' || s.state === 'cancelled' || s.state === 'expired') {
       const refused = refusal({ json: task }, '');
       if (refused) throw refused;

@@ -61,8 +61,19 @@ export interface EnvelopeSpec {
   task_reads?: boolean;
 }
 
+/** A value a channel of this type sets beside its credentials (`settings.<name>`), e.g. a project. */
+export interface SettingSpec {
+  required?: boolean;
+  default?: string;
+  pattern?: string;
+  description?: string;
+}
+
 export interface ApiSpec {
+  /** Prefix of every path; may name the channel's settings (`{settings.project}`). */
   base_path?: string;
+  /** The channel settings this type takes. */
+  settings?: Record<string, SettingSpec>;
   auth: AuthSpec;
   headers?: Record<string, string>;
   errors?: ErrorSpec;
@@ -146,6 +157,16 @@ export interface ResultSpec {
     file?: { id: string; pattern?: string; path: string; url: string };
     /** Which downloads carry the channel's credentials: none, or its own origin only. */
     key?: 'none' | 'same_origin';
+    /**
+     * The video inline in the task (base64 at `path`): the gateway keeps the task without it and
+     * reads the task again to serve the bytes.
+     */
+    inline?: { path: string; mime?: string };
+    /**
+     * A Cloud Storage object (`gs://bucket/object` at `uri`), read through the JSON API at the
+     * origin the channel setting `origin_setting` names, with the channel's credentials.
+     */
+    gcs?: { uri: string; origin_setting: string };
   };
   missing?: { code: string; message: string };
 }
@@ -268,6 +289,8 @@ export interface ImageResultSpec {
   url?: string;
   b64?: string;
   mime?: string;
+  /** A list beside the items: an item whose entry is true is withheld (flagged by the provider's safety checker). */
+  flagged?: string;
 }
 
 export interface ImageUsageSpec {
@@ -282,6 +305,8 @@ export interface ImageTaskSpec {
   /** The read: a path with `{id}` on the channel, or a polling URL the create answer holds. */
   get?: EndpointSpec;
   poll_url?: { path: string; key: 'none' | 'same_origin' | 'same_site' };
+  /** Where a finished task's images are: a URL its last read holds (fetched as `poll_url` says, else without the key). */
+  result_url?: { path: string };
   cancel?: EndpointSpec;
   status: StatusSpec;
   failure?: { code?: TextSpec; message?: TextSpec };
@@ -305,7 +330,11 @@ export interface ImagesSpec {
   /** Where the images are; a list when the provider's calls answer in more than one shape. */
   result: ImageResultSpec | ImageResultSpec[];
   /** A finished answer without images is a moderation refusal when one of these holds. */
-  moderation?: { any: ({ path: string } & Test)[]; code?: string; message?: TextSpec };
+  /**
+   * The provider's content-safety refusal, answered 400 `content_policy_violation` (nothing charged):
+   * a finished answer without images where one of `any` holds, or an error answer matching `errors`.
+   */
+  moderation?: { any?: ({ path: string } & Test)[]; errors?: { status?: number[]; codes?: (string | number)[] }; code?: string; message?: TextSpec };
   usage?: ImageUsageSpec;
 }
 

@@ -15,6 +15,7 @@ export function kitProvider(m: Manifest): Provider {
     ...(m.images ? { images: imageAdapter(m) } : {}),
     needsBaseUrl: m.needs_base_url ?? true,
     ...(needsSecret(m.api.auth) ? { needsApiSecret: true } : {}),
+    ...(m.api.settings ? { settings: m.api.settings } : {}),
     defaults: {
       ...(d.base_url ? { baseUrl: d.base_url } : {}),
       ...(d.env ? { env: { apiKey: d.env.api_key, ...(d.env.api_secret ? { apiSecret: d.env.api_secret } : {}) } } : {}),

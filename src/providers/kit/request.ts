@@ -14,12 +14,12 @@ export function variants(m: VideoManifest): CreateVariant[] {
   return Array.isArray(m.videos.create) ? m.videos.create : [m.videos.create];
 }
 
-function scopeOf(m: VideoManifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>, uploaded?: Map<number, unknown>): RequestScope {
+function scopeOf(m: VideoManifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>, uploaded?: Map<number, unknown>, settings?: Record<string, string>): RequestScope {
   const f = modelFacts(m, model);
   const { resolution, ratio } = req.params;
   const tier = resolution ?? f.default_resolution;
   const frameSize = (resolution !== undefined || ratio !== undefined) && tier ? frameSizeOf(m, tier, ratio ?? m.videos.estimate.ratio ?? '16:9') : undefined;
-  return { model, req, callbackUrl, facts: f.facts, frameSize, maps: m.videos.maps ?? {}, fetched, uploaded, defaultDuration: f.default_duration };
+  return { model, req, callbackUrl, facts: f.facts, frameSize, maps: m.videos.maps ?? {}, fetched, uploaded, defaultDuration: f.default_duration, settings };
 }
 
 /** 400s for what the provider refuses beyond the model's caps, in the manifest's words. */
@@ -127,8 +127,8 @@ function withMetadata(m: VideoManifest, req: VideoGenerationRequest, body: Recor
 }
 
 /** The create call for a request: the first variant whose condition holds, its path and its filled body. */
-export function createCall(m: VideoManifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>, uploaded?: Map<number, unknown>): CreateCall {
-  const s = scopeOf(m, model, req, callbackUrl, fetched, uploaded);
+export function createCall(m: VideoManifest, model: string, req: VideoGenerationRequest, callbackUrl?: string, fetched?: Map<number, ImageBytes>, uploaded?: Map<number, unknown>, settings?: Record<string, string>): CreateCall {
+  const s = scopeOf(m, model, req, callbackUrl, fetched, uploaded, settings);
   const all = variants(m);
   const v = all.find((c) => !c.when || holds(c.when, (name) => requestValue(s, name))) ?? all[all.length - 1];
   const filled = fill(v.body ?? {}, s);

@@ -28,6 +28,8 @@ export interface RequestScope {
   fetched?: Map<number, ImageBytes>;
   /** The current item of a `$each`. */
   item?: unknown;
+  /** The channel's settings, defaults applied (`{settings.<name>}`). */
+  settings?: Record<string, string>;
   /** The names of another capability's request (images): read here instead of `req`. */
   lookup?: (name: string) => unknown;
   /** Provider ids of the client's images uploaded first, by the image's index (hook: image upload). */
@@ -53,7 +55,7 @@ const PARAMS = new Set(['resolution', 'ratio', 'duration', 'fps', 'seed', 'camer
 
 /** The neutral names a placeholder or a condition may read. */
 export function isRequestName(name: string): boolean {
-  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'default_duration', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task)\.[A-Za-z0-9_.-]+$/.test(name);
+  return ['model', 'prompt', 'mode', 'callback_url', 'frame_size', 'default_duration', 'images', 'item', 'count', 'id', 'file', 'value', 'variant'].includes(name) || PARAMS.has(name) || /^(image|images|metadata|facts|item|task|settings)\.[A-Za-z0-9_.-]+$/.test(name);
 }
 
 /** A neutral value of the request by name (lists are empty, never absent, so conditions can count them). */
@@ -77,6 +79,7 @@ export function requestValue(s: RequestScope, name: string): unknown {
   if (head === 'metadata') return at(s.req.metadata, rest);
   if (head === 'facts') return s.facts[rest];
   if (head === 'item') return at(s.item, rest);
+  if (head === 'settings') return s.settings?.[rest];
   return undefined;
 }
 

@@ -3,7 +3,8 @@ import { UpstreamFailure } from '../../upstream/failure.js';
 import type { Target } from '../../upstream/target.js';
 import { getFollowingRedirects, sameOrigin, type ImageBytes } from '../video-support.js';
 import type { CreatedTask, VideoAdapter, VideoCall, VideoGenerationRequest } from '../video-types.js';
-import { KitHttp } from './http.js';
+import { KitHttp, settingsOf } from './http.js';
+import { bufferResponse, withoutInline } from './inline-video.js';
 import { withVideos, type Manifest } from './manifest.js';
 import { capsOf, sizesOf } from './models.js';
 import { bodyWith, createCall, estimateRequest, fetchImages, pathOf, validateRequest, variants } from './request.js';
@@ -50,6 +51,14 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     return out;
   }
 
+  const inline = v.task.result.download?.inline;
+
+  /** The task read as kept: an inline video replaced by a note of its size (the bytes are read again for /content). */
+  async function readKept(call: VideoCall, target: Target, upstreamId: string): Promise<Record<string, unknown>> {
+    const out = await read(call, target, upstreamId);
+    return inline ? withoutInline(out, inline.path) : out;
+  }
+
   /** The task read, and the second read its answer asks for (`get.then`), folded into one task object. */
   async function read(call: VideoCall, target: Target, upstreamId: string): Promise<Record<string, unknown>> {
     const values = idValues(upstreamId);
@@ -73,6 +82,17 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
 
   async function download(call: VideoCall, target: Target, task: Record<string, unknown>, range?: string): Promise<Dispatcher.ResponseData> {
     const d = v.task.result.download ?? {};
+    const gcsUri = d.gcs ? text(at(task, d.gcs.uri)) : '';
+    if (d.gcs && gcsUri) return gcsDownload(call, target, gcsUri, settingsOf(m, target)[d.gcs.origin_setting] ?? '', range);
+    if (d.inline) {
+      // The video came inline: the task is read again for its bytes (the kept copy has none).
+      const upstreamId = text(at(task, v.task_id.path));
+      if (!upstreamId) throw new UpstreamFailure('malformed', 'the task holds no id to read its video again', 200);
+      const fresh = await read(call, target, upstreamId);
+      const b64 = text(at(fresh, d.inline.path));
+      if (!b64) throw new UpstreamFailure('status', 'the provider no longer holds the video', 404);
+      return bufferResponse(Buffer.from(b64, 'base64'), text(at(fresh, d.inline.mime ?? '')) || 'video/mp4', range);
+    }
     let url: string;
     if (d.file) {
       const file = text(at(task, d.file.id));
@@ -89,6 +109,16 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
     const keyed = await http.authorize(target, { method: 'GET', url, headers: {} }, call);
     const first = sameOrigin(url, target.baseUrl) ? keyed.url : url;
     return getFollowingRedirects(call, target, first, (u) => ({ ...ranged(), ...(sameOrigin(u, target.baseUrl) ? keyed.headers : {}) }));
+  }
+
+  /** A Cloud Storage object (gs://bucket/object) through the JSON API (`alt=media`), with the channel's credentials. */
+  async function gcsDownload(call: VideoCall, target: Target, uri: string, origin: string, range?: string): Promise<Dispatcher.ResponseData> {
+    const parts = /^gs:\/\/([a-z0-9][a-z0-9._-]{1,221}[a-z0-9])\/(.+)$/.exec(uri);
+    if (!parts || !/^https?:\/\//.test(origin)) throw new UpstreamFailure('malformed', 'the task holds no Cloud Storage object to download', 200);
+    const url = `${origin.replace(/\/+$/, '')}/storage/v1/b/${encodeURIComponent(parts[1])}/o/${encodeURIComponent(parts[2])}?alt=media`;
+    const keyed = await http.authorize(target, { method: 'GET', url, headers: {} }, call);
+    // The token goes to the storage origin the operator configured only, never to a redirect elsewhere.
+    return getFollowingRedirects(call, target, keyed.url, (u) => ({ ...(range ? { range } : {}), ...(sameOrigin(u, origin) ? keyed.headers : {}) }));
   }
 
   /** Hook: image upload. Each fetched image goes to the provider first; the ids it answers stand for the images in the create body. */
@@ -120,7 +150,7 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
       const fetched = await fetchImages(m, target, req, call.signal);
       const uploaded = await uploadImages(call, target, fetched);
       const send = (callbackUrl?: string) => {
-        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched, uploaded);
+        const c = createCall(m, target.upstreamModel, req, callbackUrl, fetched, uploaded, settingsOf(m, target));
         return http.call(call, target, c).then((out) => ({ out, variant: c.variant, body: c.body }));
       };
       let sent: Awaited<ReturnType<typeof send>>;
@@ -141,7 +171,7 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
       return { upstreamId, raw: sent.out, ...(callbackDropped ? { callbackDropped } : {}) };
     },
 
-    get: read,
+    get: readKept,
 
     view: (task, now) => viewTask(m, task, now),
   };

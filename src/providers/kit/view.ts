@@ -60,7 +60,9 @@ function resultOf(task: Record<string, unknown>, spec: TaskSpec['result'], updat
     }
   }
   const d = spec.download;
-  if (d && !absent(text(at(task, d.url ?? d.file?.id ?? '')))) return { kind: 'download' };
+  if (!d) return null;
+  const where = [d.url, d.file?.id, d.gcs?.uri, d.inline?.path].filter((p): p is string => p !== undefined);
+  if (where.some((p) => !absent(text(at(task, p))))) return { kind: 'download' };
   return null;
 }
 

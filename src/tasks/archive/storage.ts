@@ -1,10 +1,8 @@
 import type { Readable } from 'node:stream';
 
-/** A byte range, both ends inclusive (as in HTTP's Range and Content-Range). */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
+import type { ByteRange } from '../../http/byte-range.js';
+
+export type { ByteRange };
 
 /** Where archived videos live. Every method streams: no video is ever held whole in memory. */
 export interface VideoStorage {

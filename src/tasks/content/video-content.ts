@@ -8,7 +8,7 @@ import type { VideoStorage } from '../archive/storage.js';
 import type { TaskLog } from '../log.js';
 import { ownedTask } from '../request.js';
 import { VideoFetchError, type ProviderVideoSource, type VideoStream } from './provider-source.js';
-import { parseRange } from './range.js';
+import { parseRange } from '../../http/byte-range.js';
 
 export interface VideoContentDeps {
   tasks: TasksRepo;

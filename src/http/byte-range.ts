@@ -1,4 +1,8 @@
-import type { ByteRange } from '../archive/storage.js';
+/** A byte range, both ends inclusive (as in HTTP's Range and Content-Range). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
 
 /**
  * One `Range: bytes=…` against a body of `size` bytes: `bytes=a-b`, `bytes=a-`, `bytes=-n`.
