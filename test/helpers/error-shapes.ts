@@ -31,6 +31,12 @@ export function errorShapeProblem(family: Family, body: unknown): string | null 
     case 'video':
       if (keys !== 'code,data,message' || !str(b.code) || !str(b.message) || b.data !== null) return `video: ${keys}`;
       return null;
+    case 'admin': {
+      if (keys !== 'error') return `admin: top-level keys ${keys}`;
+      const e = b.error as Record<string, unknown>;
+      if (!e || typeof e !== 'object' || Object.keys(e).sort().join(',') !== 'code,message' || !str(e.code) || !str(e.message)) return 'admin: error object';
+      return null;
+    }
     default:
       if (!str(b.error) || !str(b.message)) return `plain: ${keys}`;
       return null;
