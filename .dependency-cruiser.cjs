@@ -46,6 +46,20 @@ module.exports = {
       to: { path: '^src/', pathNot: ['^src/store/', '^src/ids\\.ts$', '^src/config/schema\\.ts$', '^src/http/'] },
     },
     {
+      name: 'relay-stays-below-tasks',
+      severity: 'error',
+      comment: 'The relay (chat, images) sits under the video task layer; what both need, such as object storage, lives below both.',
+      from: { path: '^src/relay/' },
+      to: { path: '^src/tasks/' },
+    },
+    {
+      name: 'storage-stays-below',
+      severity: 'error',
+      comment: 'Object storage (local folder, S3) imports only the config schema and http helpers.',
+      from: { path: '^src/storage/' },
+      to: { path: '^src/', pathNot: ['^src/storage/', '^src/config/schema\\.ts$', '^src/http/'] },
+    },
+    {
       name: 'ground-floor-modules',
       severity: 'error',
       comment: 'Id helpers and shared wire helpers import nothing of the gateway, so any floor may use them.',

@@ -252,7 +252,7 @@ describe('content from the provider (no storage)', () => {
 describe('S3 storage', () => {
   it('streams a body larger than one part as a multipart upload and reads ranges of it back', async () => {
     const { Readable } = await import('node:stream');
-    const { S3Storage } = await import('../src/tasks/archive/s3-storage.js');
+    const { S3Storage } = await import('../src/storage/s3-storage.js');
     const s3 = await startS3('bigvideos');
     try {
       const storage = new S3Storage((s3Storage(s3) as any).s3);

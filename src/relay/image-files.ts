@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Config } from '../config/schema.js';
-import { createStorage } from '../tasks/archive/backends.js';
-import { LocalStorage } from '../tasks/archive/local-storage.js';
-import type { VideoStorage } from '../tasks/archive/storage.js';
+import { createStorage } from '../storage/backends.js';
+import { LocalStorage } from '../storage/local-storage.js';
+import type { ObjectStorage } from '../storage/storage.js';
 
 // Images the gateway serves itself (response_format url of a provider that answers with bytes or
 // base64): kept in the configured storage (local or S3, under images/), else in a folder of the
@@ -21,7 +21,7 @@ export class ImageFiles {
   private lastSweep = 0;
 
   constructor(
-    private readonly storage: VideoStorage,
+    private readonly storage: ObjectStorage,
     readonly ttlS: number,
     /** The local folder the files are in (swept of expired ones), when they are local. */
     private readonly dir: string | null,

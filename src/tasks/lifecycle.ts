@@ -6,8 +6,8 @@ import { ArchivesRepo } from '../store/repos/archives.js';
 import { TaskListRepo } from '../store/repos/task-list.js';
 import { registerSecret } from '../http/redact.js';
 import { Archiver } from './archive/archiver.js';
-import type { VideoStorage } from './archive/storage.js';
-import { createStorage } from './archive/backends.js';
+import type { ObjectStorage } from '../storage/storage.js';
+import { createStorage } from '../storage/backends.js';
 import { ProviderVideoSource } from './content/provider-source.js';
 import { VideoContent } from './content/video-content.js';
 import type { TaskServices } from './index.js';
@@ -31,7 +31,7 @@ export interface TaskLifecycle {
   videos: VideoLister;
   deleter: VideoDeleter;
   content: VideoContent;
-  storage: VideoStorage | null;
+  storage: ObjectStorage | null;
   archives: ArchivesRepo;
   /** null when storage.type is none. */
   archiver: Archiver | null;

@@ -4,7 +4,7 @@ import { redact } from '../http/redact.js';
 import type { ArchivesRepo } from '../store/repos/archives.js';
 import type { TasksRepo } from '../store/repos/tasks.js';
 import { objectKeyOf } from './archive/archiver.js';
-import type { VideoStorage } from './archive/storage.js';
+import type { ObjectStorage } from '../storage/storage.js';
 import type { TaskCanceller } from './cancel.js';
 import type { TaskLog } from './log.js';
 import { ownedTask } from './request.js';
@@ -14,7 +14,7 @@ export interface VideoDeleteDeps {
   repo: TasksRepo;
   canceller: TaskCanceller;
   archives: ArchivesRepo;
-  storage: VideoStorage | null;
+  storage: ObjectStorage | null;
   log: TaskLog;
 }
 

@@ -8,12 +8,12 @@ import type { ProviderVideoSource } from '../content/provider-source.js';
 import type { TaskLog } from '../log.js';
 import type { MoveHooks } from '../move-hooks.js';
 import { ClaimWorker } from '../claim-worker.js';
-import type { VideoStorage } from './storage.js';
+import type { ObjectStorage } from '../../storage/storage.js';
 
 export interface ArchiverDeps {
   repo: ArchivesRepo;
   tasks: TasksRepo;
-  storage: VideoStorage;
+  storage: ObjectStorage;
   source: ProviderVideoSource;
   settings: StorageConfig;
   log: TaskLog;

@@ -4,7 +4,7 @@ import { GatewayError, errors } from '../../http/errors.js';
 import { redact } from '../../http/redact.js';
 import type { ArchivesRepo } from '../../store/repos/archives.js';
 import type { TaskRow, TasksRepo } from '../../store/repos/tasks.js';
-import type { VideoStorage } from '../archive/storage.js';
+import type { ObjectStorage } from '../../storage/storage.js';
 import type { TaskLog } from '../log.js';
 import { ownedTask } from '../request.js';
 import { VideoFetchError, type ProviderVideoSource, type VideoStream } from './provider-source.js';
@@ -13,7 +13,7 @@ import { parseRange } from '../../http/byte-range.js';
 export interface VideoContentDeps {
   tasks: TasksRepo;
   archives: ArchivesRepo;
-  storage: VideoStorage | null;
+  storage: ObjectStorage | null;
   source: ProviderVideoSource;
   log: TaskLog;
 }

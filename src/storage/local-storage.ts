@@ -4,13 +4,13 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ByteRange, VideoStorage } from './storage.js';
+import type { ByteRange, ObjectStorage } from './storage.js';
 
 /**
  * Videos as files under one directory. A copy is written to a temporary name and renamed into
  * place, so a reader never sees half a file and a crash mid-copy leaves no object behind.
  */
-export class LocalStorage implements VideoStorage {
+export class LocalStorage implements ObjectStorage {
   private readonly root: string;
 
   constructor(dir: string) {

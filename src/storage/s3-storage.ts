@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import type { StorageConfig } from '../../config/schema.js';
-import type { ByteRange, VideoStorage } from './storage.js';
+import type { StorageConfig } from '../config/schema.js';
+import type { ByteRange, ObjectStorage } from './storage.js';
 
 type S3Settings = NonNullable<StorageConfig['s3']>;
 
@@ -19,7 +19,7 @@ const loadSdk = () => (sdk ??= Promise.all([import('@aws-sdk/client-s3'), import
  * anything past one part), fed from the provider's response stream; reads ask for the range the
  * client asked for.
  */
-export class S3Storage implements VideoStorage {
+export class S3Storage implements ObjectStorage {
   private readonly client: Promise<{ client: S3Client; sdk: Sdk }>;
 
   constructor(private readonly s: S3Settings) {
