@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { eventually, simFault } from '../helpers/video.js';
+import { simCall } from '../helpers/sim-call.js';
 
 // The simulator's MiniMax Hailuo part, spoken to directly in MiniMax's wire format.
 
@@ -14,10 +15,7 @@ describe('simulator: MiniMax video generation', () => {
   });
   afterAll(async () => sim.close());
 
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = AUTH) {
-    const res = await fetch(`${sim.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = simCall(() => sim.url, () => AUTH);
   const query = (id: string) => call('GET', `/v1/query/video_generation?task_id=${id}`);
   const until = (id: string, status: string) =>
     eventually(async () => {

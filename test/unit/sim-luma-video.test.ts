@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { eventually } from '../helpers/video.js';
+import { simCall } from '../helpers/sim-call.js';
 
 // The simulator's Luma part, spoken to directly in Luma Dream Machine's wire format.
 
@@ -14,10 +15,7 @@ describe('simulator: Luma Dream Machine', () => {
   });
   afterAll(async () => sim.close());
 
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = AUTH) {
-    const res = await fetch(`${sim.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = simCall(() => sim.url, () => AUTH);
 
   it('runs a keyframed generation queued → dreaming → completed, with a CDN link that serves byte ranges', async () => {
     const created = await call('POST', '/dream-machine/v1/generations/video', { model: 'ray-flash-2', prompt: 'a bird', duration: '9s', resolution: '1080p', aspect_ratio: '9:16', keyframes: { frame0: { type: 'image', url: 'https://example.com/a.png' }, frame1: { type: 'image', url: 'https://example.com/b.png' } } });

@@ -4,6 +4,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { patternImage } from '../../src/simulator/png.js';
 import { eventually } from '../helpers/video.js';
+import { simCall } from '../helpers/sim-call.js';
 
 // The simulator's Pixverse part, spoken to directly in Pixverse's wire format.
 
@@ -16,10 +17,7 @@ describe('simulator: Pixverse video generation', () => {
   });
   afterAll(async () => sim.close());
 
-  async function call(method: string, path: string, body?: unknown, h: Record<string, string> = headers()) {
-    const res = await fetch(`${sim.url}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = simCall(() => sim.url, headers);
   async function upload(bytes: Buffer): Promise<any> {
     const form = new FormData();
     form.append('image', new Blob([bytes], { type: 'image/png' }), 'frame.png');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { eventually } from '../helpers/video.js';
+import { simCall } from '../helpers/sim-call.js';
 
 // The simulator's Runway part, spoken to directly in Runway's wire format.
 
@@ -14,11 +15,7 @@ describe('simulator: Runway video generation', () => {
   });
   afterAll(async () => sim.close());
 
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = AUTH) {
-    const res = await fetch(`${sim.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
-  }
+  const call = simCall(() => sim.url, () => AUTH);
   const until = (id: string, status: string) =>
     eventually(async () => {
       const t = await call('GET', `/v1/tasks/${id}`);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { eventually } from '../helpers/video.js';
+import { simCall } from '../helpers/sim-call.js';
 
 // The simulator's Vidu part, spoken to directly in Vidu's wire format.
 
@@ -14,10 +15,7 @@ describe('simulator: Vidu video generation', () => {
   });
   afterAll(async () => sim.close());
 
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = AUTH) {
-    const res = await fetch(`${sim.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = simCall(() => sim.url, () => AUTH);
   const until = (id: string, state: string) =>
     eventually(async () => {
       const t = await call('GET', `/ent/v2/tasks/${id}/creations`);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { sampleVideo } from '../../src/simulator/mp4.js';
 import { eventually, simFault } from '../helpers/video.js';
+import { simCall } from '../helpers/sim-call.js';
 
 // The simulator's Alibaba Wan part, spoken to directly in DashScope's wire format.
 
@@ -16,10 +17,7 @@ describe('simulator: DashScope video synthesis tasks', () => {
   });
   afterAll(async () => sim.close());
 
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = ASYNC) {
-    const res = await fetch(`${sim.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
-  }
+  const call = simCall(() => sim.url, () => ASYNC);
   const until = (id: string, status: string) =>
     eventually(async () => {
       const t = await call('GET', `/api/v1/tasks/${id}`);
