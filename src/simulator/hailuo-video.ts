@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { HAILUO_1080P_DURATION, HAILUO_FRAME, HAILUO_MODELS } from '../providers/minimax/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
 import { sampleVideo } from './mp4.js';
-import { newId, openId, outcomeOf, ossSignedUrl, partState, phaseAt, scheduleCallbacks, sealId, serveSignedVideo, taskMap, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, openId, ossSignedUrl, outcomeOf, partState, phaseAt, phaseChangesAt, scheduleCallbacks, sealId, serveSignedVideo, type SimOutcome, taskMap, videoSecret } from './video-common.js';
 
 // The simulator's MiniMax Hailuo part, in MiniMax's wire format:
 //   POST /v1/video_generation                  → {task_id, base_resp:{status_code:0, status_msg:"success"}}
@@ -135,8 +135,7 @@ export function hailuoVideoRoutes(): SimRoute[] {
         p.tasks.set(id, task);
         sendJson(ctx.res, 200, { task_id: id, ...baseResp(0, 'success') });
         if (task.callbackUrl) {
-          const totalMs = ctx.state.options.videoSeconds * 1000;
-          scheduleCallbacks(ctx.state, 'minimax.video.callback', task.callbackUrl, [task.createdMs + Math.round(totalMs * 0.2), task.createdMs + totalMs], (now) => {
+          scheduleCallbacks(ctx.state, 'minimax.video.callback', task.callbackUrl, phaseChangesAt(task.createdMs, ctx.state.options.videoSeconds * 1000), (now) => {
             const body = queryObject(ctx.state, task, now);
             return { status: String(body.status), body };
           });

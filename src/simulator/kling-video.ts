@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { KLING_MODELS, KLING_RATIOS, KLING_SIMULATOR_ACCOUNT } from '../providers/kling/wire.js';
 import { sendJson, readJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, outcomeOf, partState, phaseAt, scheduleCallbacks, sealId, sendSampleVideo, taskMap, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, outcomeOf, partState, phaseAt, phaseChangesAt, scheduleCallbacks, sealId, sendSampleVideo, type SimOutcome, taskMap, videoSecret } from './video-common.js';
 
 // The simulator's Kling part, in Kling's wire format:
 //   POST /v1/videos/text2video | /v1/videos/image2video  → {code:0, message, request_id, data:{task_id, task_status, …}}
@@ -195,8 +195,7 @@ export function klingVideoRoutes(): SimRoute[] {
         sendJson(ctx.res, 200, { code: 0, message: 'SUCCEED', request_id: requestId(), data });
         // Kling POSTs the task's data, as a query answers it, to callback_url when its status changes.
         if (/^https?:\/\//.test(t.callbackUrl)) {
-          const totalMs = ctx.state.options.videoSeconds * 1000;
-          scheduleCallbacks(ctx.state, 'kling.video.callback', t.callbackUrl, [t.createdMs + Math.round(totalMs * 0.2), t.createdMs + totalMs], (now) => {
+          scheduleCallbacks(ctx.state, 'kling.video.callback', t.callbackUrl, phaseChangesAt(t.createdMs, ctx.state.options.videoSeconds * 1000), (now) => {
             const body = taskData(ctx.state, t, now);
             return { status: String(body.task_status), body };
           });

@@ -1,6 +1,6 @@
 import { LUMA_MODELS, LUMA_RATIOS } from '../providers/luma/wire.js';
 import { readJson, sendJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { outcomeOf, partState, phaseAt, scheduleCallbacks, sealId, sendSampleVideo, taskMap, uuid, videoSecret, type SimOutcome } from './video-common.js';
+import { outcomeOf, partState, phaseAt, phaseChangesAt, scheduleCallbacks, sealId, sendSampleVideo, type SimOutcome, taskMap, uuid, videoSecret } from './video-common.js';
 
 // The simulator's Luma part, in Luma Dream Machine's wire format (docs.lumalabs.ai, the SDKs):
 //   POST /dream-machine/v1/generations/video → the generation {id, generation_type, state:"queued", …}
@@ -115,8 +115,7 @@ export function lumaVideoRoutes(): SimRoute[] {
         part(ctx.state).tasks.set(t.id, t);
         sendJson(ctx.res, 201, generation(ctx.state, t, t.createdMs));
         if (t.callbackUrl) {
-          const totalMs = ctx.state.options.videoSeconds * 1000;
-          scheduleCallbacks(ctx.state, 'luma.video.callback', t.callbackUrl, [t.createdMs + Math.round(totalMs * 0.2), t.createdMs + totalMs], (now) => {
+          scheduleCallbacks(ctx.state, 'luma.video.callback', t.callbackUrl, phaseChangesAt(t.createdMs, ctx.state.options.videoSeconds * 1000), (now) => {
             const body = generation(ctx.state, t, now);
             return { status: String(body.state), body };
           });

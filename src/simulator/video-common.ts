@@ -29,14 +29,18 @@ export function outcomeOf(prompt: string): SimOutcome {
 
 export type SimPhase = 'queued' | 'running' | 'cancelled' | 'done';
 
+/** The moments a task created at `createdMs` changes phase over a run of `totalMs`: it leaves the queue a fifth of the way in, and finishes. */
+export function phaseChangesAt(createdMs: number, totalMs: number): [queueEnd: number, finish: number] {
+  return [createdMs + Math.round(totalMs * 0.2), createdMs + totalMs];
+}
+
 /**
  * Where a task is at `now` over a run of `totalMs`: queued for the first 20 %, running until the
  * end, then done with its outcome. A task cancelled by a client (`cancelledMs`) or by the
  * [cancel] marker stays `cancelled` from then on; a [stuck] one never finishes.
  */
 export function phaseAt(createdMs: number, outcome: SimOutcome, totalMs: number, now: number, cancelledMs: number | null = null): { phase: SimPhase; since: number } {
-  const queueEnd = createdMs + Math.round(totalMs * 0.2);
-  const finish = createdMs + totalMs;
+  const [queueEnd, finish] = phaseChangesAt(createdMs, totalMs);
   if (cancelledMs !== null) return { phase: 'cancelled', since: cancelledMs };
   if (outcome === 'cancelled' && now >= queueEnd) return { phase: 'cancelled', since: queueEnd };
   if (now < queueEnd) return { phase: 'queued', since: createdMs };

@@ -1,6 +1,6 @@
 import { VIDU2_8S_RESOLUTION, VIDU_MAX_REFERENCES, VIDU_MODELS, type ViduEndpoint } from '../providers/vidu/wire.js';
 import { readJson, sendJson, type SimContext, type SimRoute, type SimState } from './router.js';
-import { newId, ossSignedUrl, outcomeOf, partState, phaseAt, scheduleCallbacks, serveSignedVideo, taskMap, videoSecret, type SimOutcome } from './video-common.js';
+import { newId, ossSignedUrl, outcomeOf, partState, phaseAt, phaseChangesAt, scheduleCallbacks, serveSignedVideo, type SimOutcome, taskMap, videoSecret } from './video-common.js';
 
 // The simulator's Vidu part, in Vidu's wire format (platform.vidu.com):
 //   POST /ent/v2/text2video | img2video | start-end2video | reference2video → {task_id, state:"created", model, …}
@@ -135,8 +135,7 @@ export function viduVideoRoutes(): SimRoute[] {
         sendJson(ctx.res, 200, { task_id: t.id, state: 'created', model: t.model, prompt: t.prompt, duration: t.duration, resolution: t.resolution, credits: 0, created_at: new Date(t.createdMs).toISOString() });
         // Vidu POSTs the task, as the query answers it, to callback_url when its state changes.
         if (t.callbackUrl) {
-          const totalMs = ctx.state.options.videoSeconds * 1000;
-          scheduleCallbacks(ctx.state, 'vidu.video.callback', t.callbackUrl, [t.createdMs + Math.round(totalMs * 0.2), t.createdMs + totalMs], (now) => {
+          scheduleCallbacks(ctx.state, 'vidu.video.callback', t.callbackUrl, phaseChangesAt(t.createdMs, ctx.state.options.videoSeconds * 1000), (now) => {
             const body = creations(ctx.state, t, now);
             return { status: String(body.state), body };
           });
