@@ -392,8 +392,9 @@ describe('video adapter contract', () => {
     });
 
     it('backs a poll off on 429 (Retry-After), 5xx and a malformed answer, keeping the task, then finishes it', async () => {
-      // A second gateway on the same simulator part, without a background poller: the test polls.
-      const manual = await providerRig(c.type, c.models, c.channel, {}, { sim: rig.sim, noPoller: true });
+      // A gateway and simulator of its own, without a background poller: the test polls, and no other
+      // gateway's poller can take the one-shot faults meant for these reads.
+      const manual = await providerRig(c.type, c.models, c.channel, {}, { noPoller: true });
       try {
         const { poller, repo } = manual.gw.services.tasks;
         const interval = manual.gw.config.tasks.poll_interval_ms;
@@ -402,21 +403,21 @@ describe('video adapter contract', () => {
         expect(created.status).toBe(200);
         let row = (await repo.get(created.body.data.task_id))!;
 
-        await simFault(rig.sim.url, { match: c.routes.get, kind: 'status', status: 429 });
+        await simFault(manual.sim.url, { match: c.routes.get, kind: 'status', status: 429 });
         let before = Date.now();
         row = await poller.pollTask(row);
         expect(row.status).toBe('SUBMITTED');
         expect(row.poll_failures).toBe(1);
         expect(row.next_poll_at).toBeGreaterThanOrEqual(before + 1000);
 
-        await simFault(rig.sim.url, { match: c.routes.get, kind: 'status', status: 503 });
+        await simFault(manual.sim.url, { match: c.routes.get, kind: 'status', status: 503 });
         before = Date.now();
         row = await poller.pollTask(row);
         expect(row.status).toBe('SUBMITTED');
         expect(row.poll_failures).toBe(2);
         expect(row.next_poll_at).toBeGreaterThanOrEqual(before + interval * 4);
 
-        await simFault(rig.sim.url, { match: c.routes.get, kind: 'malformed' });
+        await simFault(manual.sim.url, { match: c.routes.get, kind: 'malformed' });
         row = await poller.pollTask(row);
         expect(row.status).toBe('SUBMITTED');
         expect(row.poll_failures).toBe(3);
@@ -432,7 +433,7 @@ describe('video adapter contract', () => {
         const settles = (await usageRowsOf(manual.gw.services, id)).filter((u) => u.endpoint === 'video.settle');
         expect(settles).toHaveLength(1);
       } finally {
-        await fetch(`${rig.sim.url}/__sim/faults`, { method: 'DELETE' });
+        await fetch(`${manual.sim.url}/__sim/faults`, { method: 'DELETE' });
         await manual.close();
       }
     });
