@@ -14,9 +14,8 @@ const { values } = parseArgs({
 const holdMs = Number(values['hold-ms']);
 const intervalMs = Number(values['interval-ms']);
 
-const CHAT_PATH = '/v1/chat/completions';
 const routes = simulatorRoutes();
-const simChat = routes.find((r) => r.method === 'POST' && r.pattern.test(CHAT_PATH));
+const simChat = routes.find((r) => r.name === 'openai.chat');
 
 const CONTENT = 'Hello! This is an instant answer from the benchmark upstream.';
 let seq = 0;
