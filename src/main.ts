@@ -498,6 +498,10 @@ async function serve(config: Config, source: string, reload: () => Config): Prom
     keysChanged: async () => {
       if (config.redis.url) await publishOnce({ url: config.redis.url, key_prefix: config.redis.key_prefix }, 'keys').catch(() => undefined);
     },
+    // The others re-read the stored channels at once (without Redis: within a second).
+    channelsChanged: async () => {
+      if (config.redis.url) await publishOnce({ url: config.redis.url, key_prefix: config.redis.key_prefix }, 'channels').catch(() => undefined);
+    },
   };
   const separateAdmin = config.admin.enabled && Boolean(config.admin.listen);
   const app = buildApp(services, { admin: adminOptions, surface: separateAdmin ? 'public' : undefined });

@@ -1,4 +1,4 @@
-import type { Config } from './config/schema.js';
+import type { ChannelConfig, Config } from './config/schema.js';
 import { openStore, type Store } from './store/db.js';
 import { KeysRepo } from './store/repos/keys.js';
 import { ModelsRepo } from './store/repos/models.js';
@@ -22,6 +22,9 @@ import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
 import { providerSetOf } from './config-file/loader.js';
 import { installProviders } from './providers/index.js';
+import { ChannelsRepo } from './store/repos/channels.js';
+import { SecretBox } from './store/secret-box.js';
+import { RuntimeChannels } from './cluster/channels.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -32,6 +35,11 @@ export interface Services {
   reservations: ReservationsRepo;
   authenticator: Authenticator;
   catalog: Catalog;
+  /** The effective channels: the config file's and those stored at runtime (re-read every second). */
+  channels: RuntimeChannels;
+  channelsRepo: ChannelsRepo;
+  /** Seals and opens stored channel credentials (MEDIAGATE_SECRET_KEY). */
+  secretBox: SecretBox;
   usage: UsageRepo;
   /** Stored Responses API answers (previous_response_id, item_reference, GET /v1/responses/{id}). */
   responses: ResponsesRepo;
@@ -65,10 +73,18 @@ export interface ServiceOptions {
    * `mediagate: <message>` lines on stderr when absent. Tests collect them instead.
    */
   warn?: (message: string) => void;
+  /** Where MEDIAGATE_SECRET_KEY (and _PREVIOUS) are read; process.env when absent. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const warn = opts.warn ?? ((m: string) => process.stderr.write(`mediagate: ${m}\n`));
+  let secretBox: SecretBox;
+  try {
+    secretBox = SecretBox.fromEnv(opts.env ?? process.env);
+  } catch (err) {
+    throw new GatewayConfigError((err as Error).message);
+  }
   // The providers of providers.dir this config was validated with (docs/providers.md).
   const providers = providerSetOf(config);
   installProviders(providers);
@@ -106,6 +122,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
+  const channelsRepo = new ChannelsRepo(store.db);
+  const channels = new RuntimeChannels({ config, catalog }, channelsRepo, secretBox, (ch) => fillInstanceDefaults(ch, simulator), warn);
+  try {
+    await channels.start();
+  } catch (err) {
+    await store.close();
+    await simulator?.close();
+    throw new GatewayConfigError((err as Error).message);
+  }
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
@@ -158,6 +183,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     reservations,
     authenticator: new Authenticator(keys),
     catalog,
+    channels,
+    channelsRepo,
+    secretBox,
     usage,
     responses,
     ledger,
@@ -172,6 +200,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     lifecycle,
     async close() {
       clearInterval(holdSweep);
+      channels.stop();
       await tasks.poller.stop();
       await lifecycle.stop();
       await credit.close();
@@ -185,6 +214,16 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
 }
 
 export class GatewayConfigError extends Error {}
+
+/**
+ * What a stored simulator channel leaves to the instance: the embedded simulator's address and a
+ * key (any will do). Without an embedded simulator such a channel was refused when it was added.
+ */
+function fillInstanceDefaults(ch: ChannelConfig, simulator: Simulator | null): void {
+  if (ch.type !== 'simulator') return;
+  ch.api_key ??= 'simulator-key';
+  if (!ch.base_url && simulator) ch.base_url = simulator.url;
+}
 
 /** The password of a connection URL (a database's), to keep it out of error messages. */
 function urlPassword(url: string): string {

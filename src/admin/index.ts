@@ -13,6 +13,8 @@ import { KeyAdmin } from './keys.js';
 import { UsageAdmin } from './usage.js';
 import { TaskAdmin } from './tasks.js';
 import { ChannelAdmin } from './channels.js';
+import { ChannelEditor } from './channel-editor.js';
+import { ChannelsRepo } from '../store/repos/channels.js';
 
 /** The operator service layer: what the admin API and the CLI call. */
 export interface Admin {
@@ -29,6 +31,8 @@ export interface Admin {
 export interface AdminHooks {
   /** Running instances must drop cached keys now (a revoke, new limits). */
   keysChanged?: () => Promise<void> | void;
+  /** The other instances must re-read the stored channels now (they do within a second anyway). */
+  channelsChanged?: () => Promise<void> | void;
 }
 
 /** The parts of the CLI's store the key and usage commands need (no relay, no tasks). */
@@ -36,6 +40,13 @@ export type StoreParts = Pick<Services, 'config' | 'store' | 'keys' | 'reservati
 
 export function createKeyAdmin(s: StoreParts, hooks: AdminHooks = {}): KeyAdmin {
   return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), changed: hooks.keysChanged });
+}
+
+/** The editor of stored channels over a running instance's (or the CLI's) config. */
+export function createChannelEditor(s: Pick<Services, 'config' | 'store' | 'secretBox'> & { channels?: Pick<Services['channels'], 'fileChannel'> }): ChannelEditor {
+  // Without a running instance (the CLI) the loaded config's channels are the file's.
+  const fileChannel = s.channels ? (name: string) => s.channels!.fileChannel(name) : (name: string) => s.config.channels.find((c) => c.name === name);
+  return new ChannelEditor({ config: s.config, fileChannel, repo: new ChannelsRepo(s.store.db), box: s.secretBox, hasEmbeddedSimulator: s.config.simulator.embedded });
 }
 
 export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {
@@ -56,7 +67,7 @@ export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
     }),
     usage: new UsageAdmin(usageReports, s.usage),
     tasks: new TaskAdmin({ config: s.config, repo: s.tasks.repo, events: new TaskEventsRepo(s.store.db), reports: taskReports, content: s.lifecycle.content }),
-    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream }),
+    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream, channels: s.channels, editor: createChannelEditor(s), changed: hooks.channelsChanged }),
     usageReports,
     taskReports,
   };

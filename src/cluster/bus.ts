@@ -7,12 +7,13 @@ const ioredis = () => import('ioredis').then((m) => m.Redis);
 // Instances tell each other about changes through Redis pub/sub (P = redis.key_prefix):
 //   P reload   {"origin": "<instance>"}                 → re-read your own config file
 //   P keys     {"origin": "<instance>", "key_id": "…"}  → drop your cache of authenticated keys
+//   P channels {"origin": "<instance>", "name": "…"}    → re-read the channels stored at runtime
 // Pub/sub keeps no history: an instance disconnected while a message was sent never sees it. Both
 // messages only speed things up or repeat what an operator can do per instance (SIGHUP; the key
-// cache expires within seconds anyway), so a Redis outage leaves every instance serving with the
+// cache expires within seconds anyway; stored channels are re-read every second), so a Redis outage leaves every instance serving with the
 // config it has.
 
-export type ClusterEvent = 'reload' | 'keys';
+export type ClusterEvent = 'reload' | 'keys' | 'channels';
 
 export interface RedisSection {
   url?: string;
@@ -22,6 +23,7 @@ export interface RedisSection {
 export interface ClusterHandlers {
   reload(): void;
   keys(): void;
+  channels(): void;
 }
 
 type Warn = (message: string) => void;
@@ -61,7 +63,7 @@ export class ClusterBus {
     sub.on('error', (err: Error) => bus.warnOnce(`redis (cluster messages): ${err.message}`));
     pub.on('error', (err: Error) => bus.warnOnce(`redis (cluster messages): ${err.message}`));
     sub.on('message', (channel: string, text: string) => bus.dispatch(channel, text, handlers));
-    const subscribed = sub.subscribe(channelOf(redis.key_prefix, 'reload'), channelOf(redis.key_prefix, 'keys'));
+    const subscribed = sub.subscribe(channelOf(redis.key_prefix, 'reload'), channelOf(redis.key_prefix, 'keys'), channelOf(redis.key_prefix, 'channels'));
     const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), waitMs).unref());
     const first = await Promise.race([subscribed.then(() => 'ok' as const, (err: Error) => err), timer]);
     if (first !== 'ok') {
@@ -92,6 +94,7 @@ export class ClusterBus {
     if (!msg || msg.origin === this.origin) return;
     if (channel === channelOf(this.prefix, 'reload')) handlers.reload();
     else if (channel === channelOf(this.prefix, 'keys')) handlers.keys();
+    else if (channel === channelOf(this.prefix, 'channels')) handlers.channels();
   }
 
   private warnOnce(message: string): void {

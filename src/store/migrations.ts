@@ -433,6 +433,24 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    '0015_channels': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('channels')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('credentials', 'text')
+          .addColumn('enabled', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addColumn('deleted_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('channels').execute();
+      },
+    },
   };
 }
 

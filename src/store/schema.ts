@@ -237,7 +237,24 @@ export interface ResponseItemTable {
   bytes: number;
 }
 
+/** Channels added at runtime (kind `stored`), and the enabled switch of config-file channels (kind `override`). */
+export interface ChannelTable {
+  name: string;
+  kind: 'stored' | 'override';
+  /** JSON: the channel's fields but its name and credentials ('{}' for an override). */
+  body: string;
+  /** api_key and api_secret as sealed JSON (src/store/secret-box.ts); null when it has none. */
+  credentials: string | null;
+  /** 1 or 0. */
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+  /** When it was removed, ms; 0 = in force. A removed channel is kept so its tasks can still be read. */
+  deleted_at: number;
+}
+
 export interface Database {
+  channels: ChannelTable;
   credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
   models: ModelTable;
