@@ -63,7 +63,9 @@ export class ChannelEditor {
         );
       }
       if (typeof patch.enabled !== 'boolean') throw adminErrors.invalid('enabled: must be true or false');
-      await this.d.repo.setOverride(name, patch.enabled);
+      // Switched back to the file's value: the file decides again (a later edit of it takes effect).
+      if (patch.enabled === file.enabled) await this.d.repo.clearOverride(name);
+      else await this.d.repo.setOverride(name, patch.enabled);
       return { ...file, enabled: patch.enabled };
     }
     const row = await this.d.repo.get(name);

@@ -37,6 +37,11 @@ export class ChannelsRepo {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  /** Drops the enabled switch of a config-file channel (the file's value is in force again). */
+  async clearOverride(name: string): Promise<void> {
+    await this.db.deleteFrom('channels').where('name', '=', name).where('kind', '=', 'override').execute();
+  }
+
   /** The enabled switch of a config-file channel. */
   async setOverride(name: string, enabled: boolean, now = Date.now()): Promise<void> {
     await this.db
