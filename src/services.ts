@@ -25,6 +25,8 @@ import { installProviders } from './providers/index.js';
 import { ChannelsRepo } from './store/repos/channels.js';
 import { SecretBox } from './store/secret-box.js';
 import { RuntimeChannels } from './cluster/channels.js';
+import { ChannelHealth } from './relay/health.js';
+import { probeChannel } from './relay/health-probe.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -52,6 +54,8 @@ export interface Services {
   metrics: Metrics;
   /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
   channelStats: ChannelStats;
+  /** Each channel's health: taken out of rotation when failing, probed, put back. */
+  health: ChannelHealth;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
@@ -159,10 +163,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   );
   const metrics = new Metrics();
   const channelStats = new ChannelStats();
+  const health = new ChannelHealth(config.relay.health, (event, fields) => warn(`${event}: ${JSON.stringify(fields)}`));
+  health.setProber(async (name) => {
+    const channel = config.channels.find((c) => c.name === name);
+    return channel ? probeChannel(upstream, channel) : null;
+  });
   const relay = new Relay(
     config.relay,
     (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
-    (channel, ok, ms) => channelStats.record(channel, ok, ms),
+    (channel, outcome, ms, error) => {
+      channelStats.record(channel, outcome !== 'error', ms);
+      health.record(channel, outcome, error);
+    },
+    health,
   );
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   const lifecycle = createTaskLifecycle({ config, store, tasks, upstream, registry: metrics.registry });
@@ -195,12 +208,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     upstream,
     metrics,
     channelStats,
+    health,
     simulator,
     tasks,
     lifecycle,
     async close() {
       clearInterval(holdSweep);
       channels.stop();
+      health.close();
       await tasks.poller.stop();
       await lifecycle.stop();
       await credit.close();

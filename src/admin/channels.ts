@@ -10,6 +10,8 @@ import { adminErrors } from './errors.js';
 import { maskUrl } from './config-view.js';
 import type { ChannelEditor } from './channel-editor.js';
 import type { ChannelSource, RuntimeChannels } from '../cluster/channels.js';
+import type { ChannelHealth, ChannelHealthView, ProbeResult } from '../relay/health.js';
+import { probeDescription } from '../relay/health-probe.js';
 
 export interface ChannelView {
   name: string;
@@ -30,6 +32,8 @@ export interface ChannelView {
   poll_concurrency: number;
   allow_private_network?: boolean;
   breaker: 'closed' | 'open' | 'half_open';
+  /** Health from real traffic: in rotation or taken out, error rates, last error, probes. */
+  health: ChannelHealthView;
   last_5m: WindowStats;
   last_60m: WindowStats;
 }
@@ -52,6 +56,7 @@ export interface ChannelAdminDeps {
   upstream: UpstreamClient;
   channels: RuntimeChannels;
   editor: ChannelEditor;
+  health: ChannelHealth;
   /** Tells the other instances (they re-read within a second anyway). */
   changed?: () => Promise<void> | void;
 }
@@ -85,6 +90,14 @@ export class ChannelAdmin {
     return this.get(name);
   }
 
+  /** Runs the channel's health probe now (nothing billable); a channel taken out is put back when it answers. */
+  async probe(name: string): Promise<ProbeResult & { channel: string; probe: string; state: ChannelHealthView['state'] }> {
+    const channel = this.d.config.channels.find((c) => c.name === name && this.d.channels.sourceOf(name));
+    if (!channel) throw adminErrors.notFound(`The channel ${JSON.stringify(name)}`);
+    const result = (await this.d.health.probeNow(name)) ?? { ok: false, status: null, message: 'the channel is no longer in force', latency_ms: 0 };
+    return { channel: name, probe: probeDescription(channel.type), ...result, state: this.d.health.view(name).state };
+  }
+
   async refreshed(): Promise<void> {
     await this.d.channels.refresh();
     await this.d.changed?.();
@@ -108,6 +121,7 @@ export class ChannelAdmin {
       poll_concurrency: c.poll_concurrency,
       ...(c.allow_private_network !== undefined ? { allow_private_network: c.allow_private_network } : {}),
       breaker: this.d.relay.breaker(c.name).state(now),
+      health: this.d.health.view(c.name, now),
       last_5m: this.d.stats.of(c.name, 5, now),
       last_60m: this.d.stats.of(c.name, 60, now),
     };

@@ -67,7 +67,7 @@ export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
     }),
     usage: new UsageAdmin(usageReports, s.usage),
     tasks: new TaskAdmin({ config: s.config, repo: s.tasks.repo, events: new TaskEventsRepo(s.store.db), reports: taskReports, content: s.lifecycle.content }),
-    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream, channels: s.channels, editor: createChannelEditor(s), changed: hooks.channelsChanged }),
+    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream, channels: s.channels, editor: createChannelEditor(s), health: s.health, changed: hooks.channelsChanged }),
     usageReports,
     taskReports,
   };

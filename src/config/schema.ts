@@ -246,6 +246,20 @@ export const ConfigSchema = Type.Object(
         max_attempts: Int({ minimum: 1, maximum: 10, default: 3 }),
         breaker_failures: Int({ minimum: 1, default: 5 }),
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
+        // A channel failing beyond error_rate over at least min_requests attempts in the last
+        // window_s seconds (every instance's, through Redis) is taken out of rotation and probed
+        // on a doubling backoff until it answers (docs/channels.md, "Health").
+        health: Type.Object(
+          {
+            enabled: Type.Boolean({ default: true }),
+            window_s: Int({ minimum: 5, maximum: 3600, default: 60 }),
+            min_requests: Int({ minimum: 1, default: 20 }),
+            error_rate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
+            probe_initial_ms: Int({ minimum: 10, default: 5000 }),
+            probe_max_ms: Int({ minimum: 10, default: 300000 }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
         // Upstream sockets per origin: every held stream needs one.
         max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
         // Largest upstream answer read whole (JSON answers), and largest single stream event or

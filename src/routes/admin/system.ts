@@ -77,6 +77,17 @@ export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, 
     },
   );
 
+  app.post<{ Params: { name: string } }>(
+    '/admin/api/channels/:name/probe',
+    { schema: { tags, summary: 'Run the channel\'s health probe now (a model list or its base URL: nothing billable); a channel taken out is put back when it answers', params: Name } },
+    async (request) => {
+      const a = actorOf(request);
+      const result = await admin.channels.probe(request.params.name);
+      await admin.audit.record(actorName(a), 'channel.probe', request.params.name, { ok: result.ok, status: result.status, latency_ms: result.latency_ms }, request.adminClient.address);
+      return result;
+    },
+  );
+
   app.get('/admin/api/models', { schema: { tags: ['admin: channels'], summary: 'Configured model ids and kinds' } }, async () => ({
     data: Object.entries(config.models)
       .map(([id, m]) => ({ id, kind: m.kind }))
