@@ -7,6 +7,7 @@ import { freshDatabaseUrl } from './helpers/databases.js';
 import { freshRedisPrefix } from './helpers/redis.js';
 import { spawnGateway, type GatewayProcess } from './helpers/gateway-process.js';
 import { eventually } from './helpers/eventually.js';
+import { simFault } from './helpers/video.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { openStore, type Store } from '../src/store/db.js';
 import { KeysRepo } from '../src/store/repos/keys.js';
@@ -42,6 +43,8 @@ describe('channels at runtime across two instances', () => {
       ...(withRedis ? { redis: redis.config } : {}),
       admin: { enabled: true },
       log: { level: 'info' },
+      // Health alone decides (no breaker); quick probes.
+      relay: { breaker_failures: 1000, health: { min_requests: 4, error_rate: 0.5, probe_initial_ms: 300, probe_max_ms: 600 } },
       channels: [{ name: 'file-sim', type: 'simulator', base_url: sim.url, models: ['sim-chat'] }],
       // rt-chat is served by no channel of the file: only by the one added at runtime.
       models: { 'sim-chat': SIMULATOR_MODELS['sim-chat'], 'rt-chat': { kind: 'chat', owned_by: 'runtime' } },
@@ -118,6 +121,30 @@ describe('channels at runtime across two instances', () => {
     answers.push((await admin(a, 'PATCH', '/admin/api/channels/rt', { enabled: false })).text);
     await onBothWithin2s(404, 'rt-chat refused by both instances (b without Redis)');
     answers.push((await admin(a, 'DELETE', '/admin/api/channels/rt')).text);
+  });
+
+  it('a channel failing across both instances is taken out on both by the summed counts, and put back by its probe', async () => {
+    // b runs without Redis since the restart: start it again with Redis.
+    await b.stop();
+    b = await spawnGateway(files.b, env);
+    const simChat = (gw: GatewayProcess) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      }).then((r) => r.status);
+    const health = async (gw: GatewayProcess) => JSON.parse((await admin(gw, 'GET', '/admin/api/channels/file-sim')).text).health;
+    await simFault(sim.url, { match: 'openai.models', kind: 'status', status: 503, count: 1000 });
+    await simFault(sim.url, { match: 'openai.chat', kind: 'status', status: 500, count: 4 });
+    // Two failures each: under min_requests on either instance alone, at it summed.
+    for (const gw of [a, b, a, b]) expect(await simChat(gw)).toBe(502);
+    await eventually(async () => (await health(a)).state === 'out' && (await health(b)).state === 'out', 5000, 'file-sim out on both instances');
+    for (const gw of [a, b]) expect(await health(gw)).toMatchObject({ instance: { errors: 2 }, cluster: { errors: 4 } });
+    expect(await simChat(a)).toBe(503);
+    await fetch(`${sim.url}/__sim/faults`, { method: 'DELETE' });
+    await eventually(async () => (await health(a)).state === 'in_rotation' && (await health(b)).state === 'in_rotation', 5000, 'file-sim back on both instances');
+    expect(await simChat(a)).toBe(200);
+    expect(await simChat(b)).toBe(200);
   });
 
   it('never shows the credential: answers, output, the stored row', async () => {

@@ -35,6 +35,7 @@ export class ClusterBus {
   /** Identifies this instance's messages, so it does not act on what it sent itself. */
   readonly origin = randomBytes(6).toString('hex');
   private lastWarn = 0;
+  private healthTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly sub: Redis,
@@ -77,7 +78,43 @@ export class ClusterBus {
     return this.pub.publish(channelOf(this.prefix, event), JSON.stringify({ ...extra, origin: this.origin }));
   }
 
+  /**
+   * Shares channel health counts: every `everyMs` this instance writes its own window counts into
+   * one hash (P health, a field per instance) and reads the others' fresh ones, so each instance
+   * judges a channel on what every instance saw. A Redis outage leaves each judging on its own.
+   */
+  shareHealth(local: () => Record<string, { requests: number; errors: number }>, apply: (peers: Map<string, { requests: number; errors: number }>) => void, everyMs = 1000): void {
+    const key = `${this.prefix}health`;
+    const tick = async () => {
+      const now = Date.now();
+      const [, , all] = (await this.pub.multi().hset(key, this.origin, JSON.stringify({ at: now, channels: local() })).pexpire(key, 120_000).hgetall(key).exec()) ?? [];
+      const fields = (all?.[1] ?? {}) as Record<string, string>;
+      const peers = new Map<string, { requests: number; errors: number }>();
+      const stale: string[] = [];
+      for (const [origin, text] of Object.entries(fields)) {
+        if (origin === this.origin) continue;
+        try {
+          const entry = JSON.parse(text) as { at: number; channels: Record<string, { requests: number; errors: number }> };
+          // An instance that stopped writing is left out after 3 s and its field dropped after a minute.
+          if (now - entry.at > 60_000) stale.push(origin);
+          if (now - entry.at > 3 * everyMs) continue;
+          for (const [name, c] of Object.entries(entry.channels)) {
+            const sum = peers.get(name) ?? { requests: 0, errors: 0 };
+            peers.set(name, { requests: sum.requests + c.requests, errors: sum.errors + c.errors });
+          }
+        } catch {
+          stale.push(origin);
+        }
+      }
+      if (stale.length) await this.pub.hdel(key, ...stale);
+      apply(peers);
+    };
+    this.healthTimer = setInterval(() => void tick().catch((err: Error) => this.warnOnce(`redis (channel health): ${err.message}`)), everyMs);
+    this.healthTimer.unref();
+  }
+
   async close(): Promise<void> {
+    if (this.healthTimer) clearInterval(this.healthTimer);
     for (const c of [this.sub, this.pub]) {
       if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
       else c.disconnect();

@@ -3,6 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { registerSecret } from '../http/redact.js';
 import { ClusterBus } from './bus.js';
 import type { RuntimeChannels } from './channels.js';
+import type { ChannelHealth } from '../relay/health.js';
 import { ConfigReloader, type ReloadLog, type ReloadReport, type ReloadTarget } from './reload.js';
 
 export interface ClusterOptions {
@@ -23,7 +24,7 @@ export interface Cluster {
  * this instance only; with it, peers reload their own file on a message and drop their key cache
  * when a key changes.
  */
-export async function startCluster(services: ReloadTarget & { authenticator: Authenticator; channels: RuntimeChannels }, opts: ClusterOptions): Promise<Cluster> {
+export async function startCluster(services: ReloadTarget & { authenticator: Authenticator; channels: RuntimeChannels; health: ChannelHealth }, opts: ClusterOptions): Promise<Cluster> {
   const reloader = new ConfigReloader(services, opts.load, opts.log);
   const { url, key_prefix } = services.config.redis;
   let bus: ClusterBus | null = null;
@@ -39,6 +40,10 @@ export async function startCluster(services: ReloadTarget & { authenticator: Aut
         channels: () => void services.channels.refresh().catch((err: Error) => opts.log.warn({ error: err.message }, 're-reading the stored channels failed')),
       }, (message) =>
       opts.log.warn({}, message),
+    );
+    bus.shareHealth(
+      () => services.health.localCounts(),
+      (peers) => services.health.setPeers(peers),
     );
   }
   return {
