@@ -231,7 +231,7 @@ export function validateChannel(raw: unknown, models: Config['models'], source =
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${source}: must be a JSON object`);
   const withDefaults = Value.Default(ChannelSchema, structuredClone(raw));
   const first = Value.Errors(ChannelSchema, withDefaults).First();
-  if (first) throw new ConfigError(`${source}: ${pointerToPath(first.path) || '(root)'}: ${schemaMessage(first)}`);
+  if (first) throw new ConfigError(`${source}${first.path ? `.${pointerToPath(first.path)}` : ''}: ${schemaMessage(first)}`);
   const ch = withDefaults as Config['channels'][number];
   checkChannel(ch, source, models, installedProviders());
   return ch;
