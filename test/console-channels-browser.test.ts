@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { chromium, type Browser, type Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
+import { launchChromium, SHOTS } from './helpers/browser.js';
 import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
 
 // The console's Channels page in Debian's chromium (headless): add a channel with a credential,
@@ -10,8 +10,6 @@ import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
 // disable it and remove it; the config file's channel offers only Test and Enable/Disable. The
 // credential never reaches the page.
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(__dirname, '..', 'test-results', 'console');
 const CREDENTIAL = `sk-browser-${randomBytes(12).toString('hex')}`;
 
 describe('the console\'s Channels page in a browser', () => {
@@ -21,14 +19,8 @@ describe('the console\'s Channels page in a browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    mkdirSync(SHOTS, { recursive: true });
     gw = await startAdminGateway({}, {}, { env: { MEDIAGATE_SECRET_KEY: randomBytes(32).toString('base64') } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('console', (m) => m.type() === 'error' && !/401|403|Failed to load resource/.test(m.text()) && problems.push(m.text()));
     page.on('pageerror', (e) => problems.push(e.message));
