@@ -68,7 +68,17 @@ export class RuntimeChannels {
     this.swap(this.compose(this.fileChannels, this.rows));
     this.seen = fingerprint(this.rows);
     await this.reseal();
-    this.timer = setInterval(() => void this.refresh().catch((err: Error) => this.warn(`re-reading the stored channels failed: ${err.message}`)), REREAD_MS);
+    let lastWarn = 0;
+    this.timer = setInterval(
+      () =>
+        void this.refresh().catch((err: Error) => {
+          // A database outage would otherwise say so every second: once a minute is enough.
+          if (Date.now() - lastWarn < 60_000) return;
+          lastWarn = Date.now();
+          this.warn(`re-reading the stored channels failed (the channels in force stay): ${err.message}`);
+        }),
+      REREAD_MS,
+    );
     this.timer.unref();
   }
 
