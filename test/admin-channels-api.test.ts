@@ -88,6 +88,12 @@ describe('admin API: channels at runtime', () => {
     expect((await gw.api('POST', '/admin/api/channels', [1, 2])).status).toBe(400);
   });
 
+  it('adds a name once when several requests race for it; the others get 409, none a 500', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => gw.api('POST', '/admin/api/channels', { name: 'racing', type: 'simulator', models: ['sim-chat'], priority: 50 })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    expect((await gw.api('DELETE', '/admin/api/channels/racing')).status).toBe(200);
+  });
+
   it('keeps the config file\'s channels read-only but for enabled', async () => {
     const patch = await gw.api('PATCH', '/admin/api/channels/simulator', { priority: 3 });
     expect(patch.status).toBe(409);

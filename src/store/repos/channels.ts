@@ -22,6 +22,17 @@ export class ChannelsRepo {
    * False when a live stored channel already has the name.
    */
   async create(row: Omit<ChannelRow, 'created_at' | 'updated_at' | 'deleted_at'>, now = Date.now()): Promise<boolean> {
+    try {
+      return await this.insert(row, now);
+    } catch (err) {
+      // Two instances adding the same name at once: the one that lost the race finds the other's row.
+      const other = await this.db.selectFrom('channels').select(['kind', 'deleted_at']).where('name', '=', row.name).executeTakeFirst();
+      if (other && other.kind === 'stored' && Number(other.deleted_at) === 0) return false;
+      throw err;
+    }
+  }
+
+  private insert(row: Omit<ChannelRow, 'created_at' | 'updated_at' | 'deleted_at'>, now: number): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const existing = await tx.selectFrom('channels').select(['kind', 'deleted_at']).where('name', '=', row.name).executeTakeFirst();
       if (existing && existing.kind === 'stored' && Number(existing.deleted_at) === 0) return false;
