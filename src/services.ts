@@ -168,6 +168,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const channel = config.channels.find((c) => c.name === name);
     return channel ? probeChannel(upstream, channel) : null;
   });
+  health.startScheduledTests(() => config.channels.filter((c) => c.enabled).map((c) => c.name));
   const relay = new Relay(
     config.relay,
     (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),

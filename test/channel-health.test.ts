@@ -73,6 +73,26 @@ describe('channel health', () => {
     expect((await usageRowsOf(gw.services, id)).at(-1)!.channel).toBe('flaky');
   });
 
+  it('runs no scheduled tests unless asked, and tests every enabled channel on the interval when asked', async () => {
+    const calls = modelCalls();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(modelCalls()).toBe(calls);
+    const sim2 = await startSimulator({});
+    const tested = await startAdminGateway({
+      relay: { health: { test_interval_s: 1 } },
+      channels: [{ name: 'scheduled', type: 'simulator', base_url: sim2.url, models: ['sim-chat'] }],
+    });
+    try {
+      await eventually(async () => (sim2.state.counts.get('openai.models') ?? 0) >= 2, 5000, 'two scheduled tests');
+      const h = (await tested.api('GET', '/admin/api/channels/scheduled')).body.health;
+      expect(h.last_probe).toMatchObject({ ok: true, status: 200 });
+      expect(sim2.state.counts.get('openai.chat') ?? 0).toBe(0);
+    } finally {
+      await tested.close();
+      await sim2.close();
+    }
+  });
+
   it('probes a channel on request (the console\'s Test) without billing anything', async () => {
     const calls = modelCalls();
     const r = await gw.api('POST', '/admin/api/channels/flaky/probe');

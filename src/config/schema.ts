@@ -257,6 +257,9 @@ export const ConfigSchema = Type.Object(
             error_rate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
             probe_initial_ms: Int({ minimum: 10, default: 5000 }),
             probe_max_ms: Int({ minimum: 10, default: 300000 }),
+            // Seconds between scheduled tests of every enabled channel in rotation (the same probe,
+            // nothing billable); 0 = none, the default.
+            test_interval_s: Int({ minimum: 0, maximum: 86400, default: 0 }),
           },
           { additionalProperties: false, default: {} },
         ),

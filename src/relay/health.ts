@@ -13,6 +13,7 @@ export interface HealthSettings {
   error_rate: number;
   probe_initial_ms: number;
   probe_max_ms: number;
+  test_interval_s: number;
 }
 
 /** How an upstream attempt ended, for the channel's health. */
@@ -104,6 +105,7 @@ export class ChannelHealth {
   /** The other instances' counts per channel (set by the cluster's share; empty without Redis). */
   private peers = new Map<string, Counts>();
   private closed = false;
+  private testTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly settings: HealthSettings,
@@ -176,8 +178,30 @@ export class ChannelHealth {
     return result;
   }
 
+  /**
+   * Scheduled tests (test_interval_s > 0): every channel `names` gives that is in rotation is
+   * probed; the result shows as its last probe and counts as one attempt in its window.
+   */
+  startScheduledTests(names: () => string[]): void {
+    if (!this.settings.test_interval_s) return;
+    this.testTimer = setInterval(() => {
+      for (const name of names()) {
+        if (!this.inRotation(name) || !this.prober) continue;
+        void this.prober(name)
+          .then((result) => {
+            if (!result || this.closed) return;
+            this.state(name).lastProbe = { ...result, at: Date.now() };
+            this.record(name, result.ok ? 'ok' : 'error', result.ok ? '' : `scheduled test: ${result.message}`);
+          })
+          .catch(() => undefined);
+      }
+    }, this.settings.test_interval_s * 1000);
+    this.testTimer.unref();
+  }
+
   close(): void {
     this.closed = true;
+    if (this.testTimer) clearInterval(this.testTimer);
     for (const s of this.states.values()) if (s.timer) clearTimeout(s.timer);
   }
 
