@@ -1,10 +1,10 @@
 import type { Config } from '../config/schema.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
-import { videoCostMicros } from '../limits/pricing.js';
+import { videoQuote, type PriceContext } from '../limits/pricing.js';
 import { redact, redactDeep } from '../http/redact.js';
 import { taskAllowsPrivateNetwork } from './binding.js';
-import type { BillableUnits, ProviderTaskView } from '../providers/video-types.js';
+import type { BillableUnits, ProviderTaskView, VideoGenerationRequest } from '../providers/video-types.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import type { TaskLog } from './log.js';
@@ -137,22 +137,39 @@ export class TaskTransitions {
       // The model as configured, served by an enabled channel or not (one disabled since the create).
       const model = this.d.config.models[row.model];
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
-      const cost = model ? videoCostMicros(model, used) : 0;
-      const settled = await this.d.credit.settle(hold, cost);
-      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
+      const q = model ? videoQuote(model, used, storedPriceContext(row)) : { micros: 0, billedBy: 'model no longer configured' };
+      const settled = await this.d.credit.settle(hold, q.micros);
+      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros, billed_by: q.billedBy });
     } else if (row.status === 'FAILURE') {
       if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
     }
   }
 }
 
+type Billing = Partial<BillableUnits> & { price?: PriceContext };
+
+function billingOf(row: TaskRow): Billing {
+  try {
+    return row.billing ? (JSON.parse(row.billing) as Billing) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** The units reserved at create, in the unit they were estimated in (tokens for tasks stored before units). */
 export function estimatedUnits(row: TaskRow): BillableUnits {
-  let basis: Partial<BillableUnits> = {};
-  try {
-    basis = row.billing ? (JSON.parse(row.billing) as Partial<BillableUnits>) : {};
-  } catch {
-    basis = {};
-  }
+  const basis = billingOf(row);
   return { unit: basis.unit ?? 'tokens', units: Number(row.estimated_units), resolution: basis.resolution };
+}
+
+/** The create request's values the price factors look at (none for tasks stored before factors). */
+function storedPriceContext(row: TaskRow): PriceContext {
+  const p = billingOf(row).price;
+  return p && typeof p === 'object' ? p : {};
+}
+
+/** The values of a create request the price factors may name; the settle reads them back from the task row. */
+export function videoPriceContext(req: VideoGenerationRequest, estimate: BillableUnits): PriceContext {
+  const duration = req.params.duration ?? (estimate.unit === 'seconds' ? estimate.units : undefined);
+  return { resolution: req.params.resolution ?? estimate.resolution, duration, audio: req.params.generate_audio === true, mode: req.mode };
 }
