@@ -284,6 +284,9 @@ export const ConfigSchema = Type.Object(
         max_backoff_ms: Int({ minimum: 10, default: 60000 }),
         // Seconds past the provider's execution expiry before the gateway fails a task.
         grace_s: Int({ minimum: 0, default: 600 }),
+        // After the gateway fails a task by its timeout, it reads it again every max_backoff_ms for
+        // this long: a success the provider reports late is delivered and charged. 0: never.
+        late_read_s: Int({ minimum: 0, default: 86400 }),
       },
       { additionalProperties: false, default: {} },
     ),
