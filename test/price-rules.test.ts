@@ -5,6 +5,7 @@ import { WAN_DEFAULT_MODELS } from '../src/providers/dashscope/models.js';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { balanceOf, createAndFinish, providerRig, type ProviderRig } from './helpers/provider-video.js';
 import { IMG, createTask, eventually, simVideoConfig } from './helpers/video.js';
+import { startSimulator, type Simulator } from '../src/simulator/server.js';
 
 // Price rules as data: a base unit and factors by the request's values, the same rule for the hold
 // (from the request) and the settle (from what the provider reported), each ledger row saying what
@@ -248,6 +249,45 @@ describe('price rules on the embedded simulator: tokens, images, chat; models wi
     } finally {
       await simVideoConfig(sim.url, { video_seconds: 0.3 });
     }
+  });
+});
+
+describe('image capabilities and pricing agree with what a create accepts and costs (Imagen on a gemini channel)', { timeout: 120_000 }, () => {
+  let sim: Simulator;
+  let gw: TestGateway;
+  const model = 'imagen-4.0-generate-001';
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+    gw = await startGateway({
+      simulator: { embedded: false },
+      channels: [{ name: 'gemini', type: 'gemini', base_url: sim.url, api_key: 'gemini-test-secret', models: [model] }],
+      models: { [model]: { kind: 'image', price: { per_image: 0.04, factors: [{ when: { size: '2K' }, multiply: 1.5, label: '2K' }] } } },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await sim?.close();
+  });
+
+  it('shows the sizes and n a create is judged by, and the price it is charged', async () => {
+    const { id, key } = await gw.createKey({ creditMicros: 5_000_000 });
+    const m = (await (await fetch(`${gw.url}/v1/models/${model}`, { headers: auth(key) })).json()) as any;
+    expect(m.capabilities).toMatchObject({ operations: ['generate'], sizes: ['1024x1024', '896x1280', '1280x896', '768x1408', '1408x768', '1K', '2K'], aspect_ratios: ['1:1', '3:4', '4:3', '9:16', '16:9'], max_n: 4 });
+    expect(m.pricing).toEqual({ currency: 'USD', per_image: 0.04, factors: [{ when: { size: '2K' }, multiply: 1.5, label: '2K' }] });
+    const post = (body: unknown) => fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers: { ...auth(key), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const badSize = await post({ model, prompt: 'a kite', size: '512x512' });
+    expect(badSize.status).toBe(400);
+    const sizeError = ((await badSize.json()) as any).error.message as string;
+    for (const size of m.capabilities.sizes) expect(sizeError).toContain(size);
+    const badN = await post({ model, prompt: 'a kite', n: m.capabilities.max_n + 1 });
+    expect(badN.status).toBe(400);
+    expect(((await badN.json()) as any).error.message).toContain(`from 1 to ${m.capabilities.max_n}`);
+    const ok = await post({ model, prompt: 'a kite', n: 2, size: '2K' });
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    const rows = (await usageRowsOf(gw.services, id)).filter((r) => Number(r.status) === 200);
+    // 2 × $0.04 × 1.5
+    expect(Number(rows[0].cost_micros)).toBe(120_000);
+    expect(rows[0].billed_by).toBe('2 images × $0.04 × 1.5 (2K)');
   });
 });
 
