@@ -25,6 +25,10 @@ export interface UsageCursor {
 
 export type UsageGroup = 'key' | 'model' | 'hour' | 'day';
 
+/** What a spend series can be split by, and the ledger column that holds it. */
+export const SERIES_COLUMNS = { key: 'key_id', model: 'model' } as const;
+export type SeriesGroup = keyof typeof SERIES_COLUMNS;
+
 export interface UsageGroupTotal {
   group: string | number;
   requests: number;
@@ -109,6 +113,32 @@ export class UsageReportsRepo {
       output_units: num(r.output_units),
       cost_micros: num(r.cost_micros),
     }));
+  }
+
+  /** Requests and spend per group (a column of the ledger) and time bucket, over the filter's time range. */
+  async series(f: UsageFilter, by: SeriesGroup, bucketMs: number): Promise<{ group: string; bucket: number; requests: number; cost_micros: number }[]> {
+    const size = sql.lit(bucketMs);
+    const rows = await this.filtered(
+      this.db
+        .selectFrom('usage')
+        .select((eb) => [sql.ref(SERIES_COLUMNS[by]).as('g'), sql<number>`(created_at / ${size}) * ${size}`.as('b'), eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('cost_micros').as('cost')]),
+      f,
+    )
+      .groupBy([sql`1`, sql`2`])
+      .execute();
+    return rows.map((r) => ({ group: String(r.g), bucket: num(r.b), requests: num(r.n), cost_micros: num(r.cost) }));
+  }
+
+  /** Each key's spend to date and its last request (by the (key_id, created_at) index). */
+  async perKey(keyIds: string[]): Promise<Map<string, { cost_micros: number; last_ms: number }>> {
+    if (!keyIds.length) return new Map();
+    const rows = await this.db
+      .selectFrom('usage')
+      .select((eb) => ['key_id', eb.fn.sum<number>('cost_micros').as('cost'), eb.fn.max<number>('created_at').as('last')])
+      .where('key_id', 'in', keyIds)
+      .groupBy('key_id')
+      .execute();
+    return new Map(rows.map((r) => [r.key_id, { cost_micros: num(r.cost), last_ms: num(r.last) }]));
   }
 
   /** Requests of [fromMs, now) counted per time bucket, status and latency class (the overview's raw material). */
