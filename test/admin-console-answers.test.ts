@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
+import { createTask, waitForTask } from './helpers/video.js';
 
 // What the console asks the admin API: key search taken literally (no SQL wildcards), name or id
 // prefix; spend to date and last use per key; credit amounts refused with a message that states the
@@ -113,6 +114,46 @@ describe('admin API: the console answers', () => {
     expect(res.body.series).toHaveLength(8);
     expect(res.body.series[0].name).toBe(ids[9]);
     expect(res.body.series[7]).toEqual({ name: '3 more', other: true, cost_usd: [0.006], requests: [3], total_usd: '0.006000', total_requests: 3 });
+  });
+
+  it('counts a video task once on the overview and keeps its duration out of HTTP latency', async () => {
+    const task = await gw.createKey({ name: 'video-overview' });
+    const now = Date.now();
+    const row = { key_id: task.id, model: 'sim-video', channel: 'simulator', input_units: 0, output_units: 0, cost_micros: 0 };
+    await gw.services.usage.insertMany([
+      { ...row, endpoint: 'video', status: 200, latency_ms: 40, created_at: now - 60_000 },
+      { ...row, endpoint: 'video.settle', status: 200, output_units: 5, cost_micros: 2_000_000, latency_ms: 45_000, created_at: now - 10_000 },
+    ]);
+    const res = await gw.api('GET', '/admin/api/overview?range=hour');
+    expect(res.status).toBe(200);
+    const sum = (xs: number[]) => xs.reduce((x, y) => x + y, 0);
+    expect(res.body.totals).toMatchObject({ requests: 1, errors: 0, cost_usd: '2.000000' });
+    expect(sum(res.body.requests)).toBe(1);
+    expect(sum(res.body.tasks_ended)).toBe(1);
+    expect(Math.max(...res.body.p99_ms.filter((v: number | null) => v !== null))).toBe(50);
+    expect(res.body.task_p99_s.filter((v: number | null) => v !== null)).toEqual([60]);
+    expect(res.body.spend_by_model).toEqual([{ model: 'sim-video', requests: 1, cost_usd: '2.000000' }]);
+    // The usage totals and the series count the task once too.
+    const grouped = await gw.api('GET', `/admin/api/usage?group_by=key&key=${task.id}`);
+    expect(grouped.body.data).toMatchObject([{ group: task.id, requests: 1, cost_usd: '2.000000' }]);
+  });
+
+  it('finds tasks by the start of their id, lists the fail reason, and shows what was asked for', async () => {
+    const owner = await gw.createKey({ name: 'tasks-owner' });
+    const made = await createTask(gw.url, owner.key, { model: 'sim-video', prompt: 'a red kite over a beach', duration: 4, resolution: '720p' });
+    expect(made.status).toBe(200);
+    const id: string = made.body.data.task_id;
+    await waitForTask(gw.url, owner.key, id, (r) => r.status === 'SUCCESS');
+    const found = await gw.api('GET', `/admin/api/tasks?id=${encodeURIComponent(id.slice(0, id.length - 2))}`);
+    expect(found.body.data.map((t: { task_id: string }) => t.task_id)).toContain(id);
+    expect(found.body.data[0]).toHaveProperty('fail_reason', '');
+    expect((await gw.api('GET', `/admin/api/tasks?id=${encodeURIComponent(id.slice(1))}`)).body.data).toEqual([]);
+    const detail = await gw.api('GET', `/admin/api/tasks/${id}`);
+    expect(detail.body.requested).toEqual({ seconds: '4', size: expect.any(String), resolution: '720p' });
+    // A failed task's reason is in the list.
+    await gw.services.store.db.updateTable('tasks').set({ status: 'FAILURE', fail_reason: 'content policy: the prompt was refused' }).where('task_id', '=', id).execute();
+    const failed = await gw.api('GET', `/admin/api/tasks?status=FAILURE&key=${owner.id}`);
+    expect(failed.body.data).toMatchObject([{ task_id: id, fail_reason: 'content policy: the prompt was refused' }]);
   });
 
   it('refuses a bad group, bucket or range with what is allowed', async () => {

@@ -4,6 +4,13 @@ import type { BatchStatement } from '../checkpointer.js';
 
 export type UsageEntry = Omit<Insertable<UsageTable>, 'id'>;
 
+/**
+ * The endpoint of the ledger row a video task writes when it ends (its charge or release). The
+ * task's create request has a row of its own, so this one is no second request, and its latency
+ * is the task's whole duration, not an HTTP latency.
+ */
+export const TASK_SETTLE_ENDPOINT = 'video.settle';
+
 export interface UsageTotal {
   key_id: string;
   model: string;
