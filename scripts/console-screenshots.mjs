@@ -25,7 +25,7 @@ try {
     apps.push({ id: made.body.id, key: made.body.key, name });
   }
   const call = (key, path, body) =>
-    fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    globalThis.fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   for (let i = 0; i < 6; i++) await call(apps[i % 2].key, '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: `question ${i}` }] });
   await call(apps[0].key, '/v1/images/generations', { model: 'sim-image', prompt: 'a product photo of a teapot' });
   await call(apps[1].key, '/v1/chat/completions', { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
@@ -60,7 +60,7 @@ try {
     await page.click('#login');
     await page.waitForSelector('header nav');
     for (const [name, hash, ready] of pages) {
-      await page.evaluate((h) => (location.hash = `#/${h}`), hash);
+      await page.evaluate((h) => (globalThis.location.hash = `#/${h}`), hash);
       await page.waitForSelector(ready);
       await page.waitForTimeout(300);
       // The ledger's rows make a large PNG: its shot stops after the first rows.
