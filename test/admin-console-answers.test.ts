@@ -156,6 +156,33 @@ describe('admin API: the console answers', () => {
     expect(failed.body.data).toMatchObject([{ task_id: id, fail_reason: 'content policy: the prompt was refused' }]);
   });
 
+  it('keeps the message a refused request was answered with on its ledger row, and in the CSV', async () => {
+    const client = await gw.createKey({ name: 'refused-client' });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${client.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const answered = ((await res.json()) as { error: { message: string } }).error.message;
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    const ok = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${client.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(ok.status).toBe(200);
+    await gw.services.ledger.flush();
+    const rows = (await gw.api('GET', `/admin/api/usage?key=${client.id}`)).body.data;
+    expect(rows.map((r: { model: string; error: string }) => [r.model, r.error])).toEqual([
+      ['sim-chat', ''],
+      ['no-such-model', answered],
+    ]);
+    expect(answered).toContain('no-such-model');
+    const csv = (await gw.api('GET', `/admin/api/usage?key=${client.id}&format=csv`)).body as string;
+    expect(csv.split('\n')[0].endsWith(',latency_ms,error')).toBe(true);
+    expect(csv).toContain(answered.includes(',') || answered.includes('"') ? `"${answered.replace(/"/g, '""')}"` : answered);
+  });
+
   it('refuses a bad group, bucket or range with what is allowed', async () => {
     const bad = async (query: string) => (await gw.api('GET', `/admin/api/usage/series?${query}`)).body.error?.message;
     expect(await bad('group=project')).toBe('group must be one of key, model');

@@ -21,6 +21,8 @@ export interface UsageView {
   output_units: number;
   cost_usd: string;
   latency_ms: number;
+  /** The message the client was answered with when the request failed or was refused; '' otherwise. */
+  error: string;
 }
 
 export const GROUPS = ['key', 'model', 'hour', 'day'] as const;
@@ -55,10 +57,11 @@ function view(r: UsageRow): UsageView {
     output_units: r.output_units,
     cost_usd: usd(r.cost_micros),
     latency_ms: r.latency_ms,
+    error: r.error,
   };
 }
 
-const CSV_COLUMNS: (keyof UsageView)[] = ['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms'];
+const CSV_COLUMNS: (keyof UsageView)[] = ['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms', 'error'];
 /** Columns the gateway fills with numbers; the others can carry text a client sent (a model name). */
 const CSV_NUMERIC = new Set<keyof UsageView>(['id', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms']);
 

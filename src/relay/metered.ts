@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ModelConfig } from '../config/schema.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { toGatewayError } from '../http/error-answer.js';
 import { clientStillThere, type DepartureSignal } from '../http/departure.js';
 import type { CreditService, Hold, Settled } from '../limits/credit.js';
 import type { FitHint } from '../limits/credit-refusal.js';
@@ -99,7 +100,7 @@ export async function meteredCall<A, R>(
 ): Promise<R> {
   let channel = '';
   const inputUnits = m.inputUnits ?? 0;
-  const write = (status: number, input: number, output: number, cost: number, overage = 0) =>
+  const write = (status: number, input: number, output: number, cost: number, overage = 0, error = '') =>
     d.ledger.record({
       key_id: m.principal.keyId,
       model: m.model.id,
@@ -111,14 +112,16 @@ export async function meteredCall<A, R>(
       cost_micros: cost,
       overage_micros: overage,
       latency_ms: Date.now() - m.started,
+      error,
     });
-  const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
-    if (m.claimRow()) write(status, input, output, cost, overage);
+  const record = (status: number, input: number, output: number, cost: number, overage = 0, error = '') => {
+    if (m.claimRow()) write(status, input, output, cost, overage, error);
   };
   const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', m.goneMessage);
   if (m.gone ? m.gone() : m.departed.aborted) {
-    record(CLIENT_CLOSED, inputUnits, 0, 0);
-    throw gone();
+    const err = gone();
+    record(CLIENT_CLOSED, inputUnits, 0, 0, 0, err.message);
+    throw err;
   }
   const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : await d.credit.reserve(m.principal, m.holdMicros, m.fit);
 
@@ -146,7 +149,7 @@ export async function meteredCall<A, R>(
   } catch (err) {
     await releaseQuietly(d.credit, hold);
     const failure = err instanceof UpstreamFailure ? (err.kind === 'aborted' ? gone() : failureToGatewayError(err)) : err;
-    record(statusOf(failure), inputUnits, 0, 0);
+    record(statusOf(failure), inputUnits, 0, 0, 0, toGatewayError(failure).message);
     throw failure;
   }
   const cost = outcome.costMicros;

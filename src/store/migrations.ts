@@ -433,6 +433,15 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    // A ledger row's error: the message its client was answered with (empty for a success).
+    '0016_console': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('error', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('error').execute();
+      },
+    },
   };
 }
 

@@ -92,6 +92,8 @@ export interface UsageTable {
   overage_micros: Generated<number>;
   latency_ms: number;
   created_at: number;
+  /** The message the client was answered with when the request failed or was refused; '' otherwise. */
+  error: Generated<string>;
 }
 
 /** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */

@@ -142,7 +142,7 @@ export class TaskTransitions {
       const settled = await this.d.credit.settle(hold, cost);
       if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
     } else if (row.status === 'FAILURE') {
-      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
+      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0, error: row.fail_reason });
     }
   }
 }
