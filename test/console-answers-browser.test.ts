@@ -112,6 +112,10 @@ describe('the console answers, in a browser', () => {
     // The cell is cut; its title holds the whole name.
     const titles = await page.$$eval(`#usage tbody tr[data-key="${planter.id}"] .clip`, (els) => els.map((e) => (e as any).title as string));
     expect(titles).toContain(long);
+    // The refused request's row says why, as its client was told.
+    const told = ((await refused.json()) as { error: { message: string } }).error.message;
+    // (kept up to 256 characters: this one quotes the whole name)
+    expect(await page.$$eval(`#usage tbody tr[data-key="${planter.id}"] td.usage-error .clip`, (els) => els.map((e) => (e as any).title))).toEqual([told.slice(0, 256)]);
     expect(await widest(page)).toBeLessThanOrEqual(1280);
     for (const [hash, selector] of [
       ['overview', '#spend-by-model tbody tr'],
