@@ -183,6 +183,11 @@ describe('admin API: the console answers', () => {
     expect(csv).toContain(answered.includes(',') || answered.includes('"') ? `"${answered.replace(/"/g, '""')}"` : answered);
   });
 
+  it('describes the series endpoint in /openapi.json', async () => {
+    const doc: any = await (await fetch(`${gw.url}/openapi.json`)).json();
+    expect(doc.paths['/admin/api/usage/series']?.get).toBeTruthy();
+  });
+
   it('refuses a bad group, bucket or range with what is allowed', async () => {
     const bad = async (query: string) => (await gw.api('GET', `/admin/api/usage/series?${query}`)).body.error?.message;
     expect(await bad('group=project')).toBe('group must be one of key, model');
