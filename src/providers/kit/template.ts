@@ -1,3 +1,4 @@
+import { fieldTooDeep, readJsonField } from '../../http/json-field.js';
 import { urlOrRawBase64, type ImageBytes } from '../video-support.js';
 import type { VideoGenerationRequest, VideoImage } from '../video-types.js';
 import { absent, at } from './values.js';
@@ -47,7 +48,7 @@ export class FileValue {
   ) {}
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments', 'or', 'uploaded'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments', 'or', 'uploaded', 'json', 'single'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url', 'file']);
 
@@ -89,9 +90,24 @@ function bytesOf(s: RequestScope, v: unknown): ImageBytes {
   return got;
 }
 
-function transform(s: RequestScope, v: unknown, step: string): unknown {
+/**
+ * Text that holds JSON (a number, true/false, an object or a list) as that value: a multipart
+ * field is text, and a provider wants the typed value. Other text goes as it is, for the provider
+ * to refuse in its own words; text nested past the body's depth limit is the client's 400.
+ */
+function jsonOf(v: unknown, field: string): unknown {
+  if (typeof v !== 'string') return v;
+  const parsed = readJsonField(v);
+  if (!parsed.ok && parsed.problem === 'too_deep') throw fieldTooDeep(field);
+  return parsed.ok && parsed.value !== null && typeof parsed.value !== 'string' ? parsed.value : v;
+}
+
+function transform(s: RequestScope, v: unknown, step: string, field = ''): unknown {
   if (v === undefined) return undefined;
-  if (Array.isArray(v)) return v.map((x) => transform(s, x, step));
+  // `single`: a list of one is that one item (a provider taking a string or a list).
+  if (step === 'single') return Array.isArray(v) && v.length === 1 ? v[0] : v;
+  if (step === 'json') return jsonOf(v, field);
+  if (Array.isArray(v)) return v.map((x) => transform(s, x, step, field));
   const [name, ...args] = step.split(':');
   const url = v instanceof ImageRef ? v.url : undefined;
   switch (name) {
@@ -149,7 +165,7 @@ function placeholder(s: RequestScope, name: string, steps: string, lookup: (name
   for (const step of steps.split('|').filter(Boolean)) {
     // `or:NAME`: another value (a model's own default, `facts.<name>`) where this one has none.
     if (step.startsWith('or:')) v = absent(v) ? lookup(step.slice(3)) : v;
-    else if (!absent(v)) v = transform(s, v, step);
+    else if (!absent(v)) v = transform(s, v, step, name.split('.').pop());
   }
   return absent(v) ? undefined : v;
 }
