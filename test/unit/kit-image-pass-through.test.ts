@@ -137,13 +137,16 @@ describe('kit images: pass-through, variants, partial answers and OpenAI-shaped 
 
   it('sends an edit as multipart: one upload as image, several as image[], passed fields as text parts', async () => {
     const file = join(dir, 'a.png');
-    await writeFile(file, encodePng(2, 2, new Uint8Array(12).fill(9)));
-    const img = { path: file, size: 0, type: 'png' as const };
+    const png = encodePng(2, 2, new Uint8Array(12).fill(9));
+    await writeFile(file, png);
+    const img = { path: file, size: png.length, type: 'png' as const };
     await imageAdapter(PASSING).edit({ upstream }, target, { ...params({ extra: { input_fidelity: 'high' } }), images: [img], mask: img });
     expect(last().type).toMatch(/^multipart\/form-data; boundary=/);
     expect(last().body).toMatch(/name="image"; filename="image-1\.png"/);
     expect(last().body).toMatch(/name="mask"; filename=/);
     expect(last().body).toMatch(/name="input_fidelity"\r\n\r\nhigh\r\n/);
+    // The upload is streamed from disk: its bytes arrive whole.
+    expect(last().body).toContain(png.toString('latin1'));
     await imageAdapter(PASSING).edit({ upstream }, target, { ...params({}), images: [img, img] });
     expect(last().body.match(/name="image\[\]"; filename=/g)).toHaveLength(2);
   });

@@ -10,7 +10,7 @@ import { multipartBody, type FormFile } from '../multipart-body.js';
 import { sameOrigin } from '../video-support.js';
 import { KitHttp } from './http.js';
 import type { CreateVariant, ImageManifest, Manifest } from './manifest.js';
-import { imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
+import { imageFacts, imageRequest, inputBytes, uploadsOnDisk, type ImageOperation, type ImageRequest } from './image-request.js';
 import { pathOf } from './request.js';
 import { FETCHING, FileValue, fill, ImageRef, type RequestScope } from './template.js';
 import { at, holds, passes, text } from './values.js';
@@ -80,11 +80,11 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   const m = manifest as ImageManifest;
   const spec = m.images;
   const http = new KitHttp(m);
-  /** Whether a variant's body inlines the client's images (so they are read or fetched first). */
-  const inlines = (v: CreateVariant) => new RegExp(`\\|(${[...FETCHING].join('|')})\\b`).test(JSON.stringify(v.body ?? {}));
+  /** The transforms of a variant's body that need the client's images (read or fetched first). */
+  const fetching = (v: CreateVariant) => new Set([...JSON.stringify(v.body ?? {}).matchAll(new RegExp(`\\|(${[...FETCHING].join('|')})\\b`, 'g'))].map((x) => x[1]));
   const multipart = (v: CreateVariant) => (v.encoding ?? spec.encoding) === 'multipart';
 
-  function scope(model: string, req: ImageRequest, n: number, fetched: RequestScope['fetched']): RequestScope {
+  function scope(model: string, req: ImageRequest, n: number, fetched: RequestScope['fetched'], files?: RequestScope['files']): RequestScope {
     const facts = imageFacts(m, model).facts;
     const refs = req.images.map((img, i) => new ImageRef(img.url ?? '', 'reference_image', i));
     const mask = req.mask ? new ImageRef('', 'reference_image', req.images.length) : undefined;
@@ -100,7 +100,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       return values[name];
     };
     const neutral = { prompt: req.prompt, mode: 'text' as const, images: [], params: {}, metadata: {} };
-    return { model, req: neutral, facts, maps: spec.maps ?? {}, fetched, lookup };
+    return { model, req: neutral, facts, maps: spec.maps ?? {}, fetched, files, lookup };
   }
 
   async function send(call: ImagesCall, target: Target, s: Sent, publicOnly = false): Promise<Answer> {
@@ -112,7 +112,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       for (const [k, v] of Object.entries(s.body)) {
         const many = Array.isArray(v) ? v : [v];
         if (!many.some((x) => x instanceof FileValue)) fields[k] = v;
-        else for (const x of many) if (x instanceof FileValue) files.push({ name: k, filename: x.filename, contentType: x.mimeType, bytes: x.bytes });
+        else for (const x of many) if (x instanceof FileValue) files.push({ name: k, filename: x.filename, contentType: x.mimeType, ...(x.onDisk ? { path: x.onDisk.path, size: x.onDisk.size } : { bytes: x.bytes }) });
       }
       const form = multipartBody(fields, files);
       body = form.stream;
@@ -210,8 +210,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   }
 
   /** One create call for `n` images: its answer (sync) or its task's reference. */
-  async function create(call: ImagesCall, target: Target, req: ImageRequest, v: CreateVariant, n: number, fetched: RequestScope['fetched']): Promise<Answer> {
-    const s = scope(target.upstreamModel, req, n, fetched);
+  async function create(call: ImagesCall, target: Target, req: ImageRequest, v: CreateVariant, n: number, fetched: RequestScope['fetched'], files: RequestScope['files']): Promise<Answer> {
+    const s = scope(target.upstreamModel, req, n, fetched, files);
     const filled = fill(v.body ?? {}, s);
     // Fields other_fields passes on go under the template's own, which win.
     const body = { ...req.passed, ...(filled && typeof filled === 'object' ? (filled as Record<string, unknown>) : {}) };
@@ -357,12 +357,16 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     const check = scope(target.upstreamModel, req, req.n, undefined);
     for (const rule of spec.rules ?? []) if (holds(rule.when, (name) => (name === 'operation' ? req.operation : check.lookup!(name)))) throw new GatewayError(400, 'invalid_request', rule.message, {}, rule.param);
     const v = variantOf(req, check);
-    const needsBytes = inlines(v) || multipart(v) || !!edit;
+    const used = fetching(v);
+    const files = uploadsOnDisk(req);
+    // Uploads sent only as file parts stream from disk; anything else inlined is read (or fetched) first.
+    const onlyFiles = [...used].every((t) => t === 'file') && files.size === req.images.length + (req.mask ? 1 : 0);
+    const needsBytes = (used.size > 0 || multipart(v) || !!edit) && !onlyFiles;
     const fetched = needsBytes && (req.images.length || req.mask) ? await inputBytes(m, target, req, call.signal) : undefined;
     const perCall = Math.max(1, v.per_call ?? f.per_call ?? req.n);
     const counts: number[] = [];
     for (let left = req.n; left > 0; left -= perCall) counts.push(Math.min(perCall, left));
-    const answers = await createAll(counts.map((n) => () => create(call, target, req, v, n, fetched)));
+    const answers = await createAll(counts.map((n) => () => create(call, target, req, v, n, fetched, files)));
     let finals: Answer[] = answers;
     let pending: ImagesResult['pending'];
     if (spec.task) {

@@ -6,6 +6,7 @@ import type { EditInput, ImageParams } from '../image-types.js';
 import { imageBytes, type ImageBytes } from '../video-support.js';
 import type { ImageManifest, ImageModelSpec, Manifest, OtherFieldsSpec } from './manifest.js';
 import { modelFacts } from './models.js';
+import type { OnDisk } from './template.js';
 
 // The request side of a manifest's images capability: the OpenAI Images request checked against
 // what the model accepts (each refusal a 400 naming the allowed values, before any upstream call)
@@ -35,8 +36,8 @@ export interface ImageRequest {
   negative_prompt?: string;
   output_format?: string;
   /** Input images: edit uploads, or a generation's `image` references (URLs). */
-  images: { url?: string; path?: string; type?: keyof typeof MIME }[];
-  mask?: { path: string; type: keyof typeof MIME };
+  images: { url?: string; path?: string; size?: number; type?: keyof typeof MIME }[];
+  mask?: { path: string; size: number; type: keyof typeof MIME };
   response_format?: string;
   user?: string;
   extra: Record<string, unknown>;
@@ -204,10 +205,10 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
     out.images = (urls as string[]).map((url) => ({ url }));
   }
   if (edit) {
-    out.images = edit.images.map((img) => ({ path: img.path, type: img.type }));
+    out.images = edit.images.map((img) => ({ path: img.path, size: img.size, type: img.type }));
     if (edit.mask) {
       if (!f.mask) throw unsupported('mask', `${model} on ${name} cannot edit with a mask; send the image(s) and the prompt without \`mask\`.`);
-      out.mask = { path: edit.mask.path, type: edit.mask.type };
+      out.mask = { path: edit.mask.path, size: edit.mask.size, type: edit.mask.type };
     }
   }
   const maxImages = f.max_images ?? (operation === 'edit' ? 1 : 0);
@@ -224,6 +225,15 @@ export function variantsFor(m: ImageManifest, operation: ImageOperation): boolea
     const op = v.when?.operation;
     return !op || !('in' in op) || (op.in ?? []).includes(operation);
   });
+}
+
+/** The request's uploads on disk (and mask, last), by index: sent as file parts without being read. */
+export function uploadsOnDisk(req: ImageRequest): Map<number, OnDisk> {
+  const out = new Map<number, OnDisk>();
+  [...req.images, ...(req.mask ? [req.mask] : [])].forEach((img, i) => {
+    if (img.path && img.type) out.set(i, { path: img.path, size: img.size ?? 0, mimeType: MIME[img.type] });
+  });
+  return out;
 }
 
 /** The bytes of the request's input images (and mask, last), for a manifest that sends them inline. */

@@ -27,6 +27,8 @@ export interface RequestScope {
   maps: Record<string, Record<string, string>>;
   /** Image bytes fetched for inlining, by the image's index. */
   fetched?: Map<number, ImageBytes>;
+  /** Uploads on disk, by the image's index: the `file` transform streams them instead of reading them. */
+  files?: Map<number, OnDisk>;
   /** The current item of a `$each`. */
   item?: unknown;
   /** The channel's settings, defaults applied (`{settings.<name>}`). */
@@ -39,12 +41,20 @@ export interface RequestScope {
   defaultDuration?: number;
 }
 
-/** A file part of a multipart body (the `file` transform): the bytes and their type. */
+/** An uploaded file on disk. */
+export interface OnDisk {
+  path: string;
+  size: number;
+  mimeType: string;
+}
+
+/** A file part of a multipart body (the `file` transform): the bytes (or the file on disk) and their type. */
 export class FileValue {
   constructor(
-    readonly bytes: Buffer,
+    readonly bytes: Buffer | undefined,
     readonly mimeType: string,
     readonly filename: string,
+    readonly onDisk?: OnDisk,
   ) {}
 }
 
@@ -141,8 +151,10 @@ function transform(s: RequestScope, v: unknown, step: string, field = ''): unkno
       return `data:${b.mimeType};base64,${b.base64}`;
     }
     case 'file': {
-      const b = bytesOf(s, v);
       const index = v instanceof ImageRef ? v.index : 0;
+      const disk = s.files?.get(index);
+      if (disk) return new FileValue(undefined, disk.mimeType, `image-${index + 1}.${disk.mimeType.split('/')[1] ?? 'bin'}`, disk);
+      const b = bytesOf(s, v);
       return new FileValue(Buffer.from(b.base64, 'base64'), b.mimeType, `image-${index + 1}.${b.mimeType.split('/')[1] ?? 'bin'}`);
     }
     default:
