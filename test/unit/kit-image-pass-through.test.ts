@@ -122,8 +122,9 @@ describe('kit images: pass-through, variants, partial answers and OpenAI-shaped 
   const params = (p: Partial<ImageParams>): ImageParams => ({ prompt: 'a kite', extra: {}, ...p });
 
   it('passes every field the model does not describe on unchanged, under the template’s own', async () => {
-    const got = await imageAdapter(PASSING).generate({ upstream }, target, params({ size: 'auto', quality: 'low', response_format: 'b64_json', user: 'u1', extra: { background: 'transparent', output_format: 'webp', model: 'not-this-one', moderation: 'low' } }));
-    expect(JSON.parse(last().body)).toEqual({ model: 'm1', prompt: 'a kite', n: 1, response_format: 'b64_json', user: 'u1', size: 'auto', quality: 'low', background: 'transparent', output_format: 'webp', moderation: 'low' });
+    const got = await imageAdapter(PASSING).generate({ upstream }, target, params({ size: 'auto', quality: 'low', response_format: 'b64_json', user: 'u1', extra: { background: 'transparent', output_format: 'webp', model: 'not-this-one', moderation: 'low', image: ['not a url'] } }));
+    // `image` too: no generation body of this manifest reads input images, so it is one of the other fields.
+    expect(JSON.parse(last().body)).toEqual({ model: 'm1', prompt: 'a kite', n: 1, response_format: 'b64_json', user: 'u1', size: 'auto', quality: 'low', background: 'transparent', output_format: 'webp', moderation: 'low', image: ['not a url'] });
     expect(got).toMatchObject({ created: 1700000000, usage: { output_tokens: 10, total_tokens: 10 }, extra: { quality: 'high' } });
     expect(got.extra).not.toHaveProperty('background');
     expect(got.data).toEqual([{ url: 'https://cdn.example/0.png', revised_prompt: 'drawn: a kite' }]);

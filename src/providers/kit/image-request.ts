@@ -112,8 +112,18 @@ export function fateOf(o: OtherFieldsSpec | undefined, field: string): 'pass' | 
   return named(o.pass) ? 'pass' : named(o.drop) ? 'drop' : 'refuse';
 }
 
-/** Whether the model's facts say anything about a field the kit checks (else it is one of the other fields). */
-function describes(f: ImageModelSpec, field: string): boolean {
+/** Whether a generation's create body reads the input images (`{image}`, `{images}`). */
+function generationReadsImages(m: ImageManifest): boolean {
+  const all = Array.isArray(m.images.create) ? m.images.create : [m.images.create];
+  return all.some((v) => {
+    const op = v.when?.operation;
+    const serves = !op || !('in' in op) || (op.in ?? []).includes('generate');
+    return serves && /\{images?[|.}]/.test(JSON.stringify(v.body ?? {}));
+  });
+}
+
+/** Whether the model's facts (and, for `image`, the manifest) say anything about a field the kit checks; else it is one of the other fields. */
+function describes(m: ImageManifest, f: ImageModelSpec, field: string, operation: ImageOperation): boolean {
   switch (field) {
     case 'size':
       return !!(f.sizes || f.dimensions || f.resolutions || f.default_size || f.ratios);
@@ -128,7 +138,8 @@ function describes(f: ImageModelSpec, field: string): boolean {
     case 'output_format':
       return !!f.formats;
     case 'image':
-      return (f.max_images ?? 0) > 0;
+      // A generation's `image` references: taken where a generation's body sends them.
+      return (f.max_images ?? 0) > 0 && (operation === 'edit' || generationReadsImages(m));
     default:
       return false;
   }
@@ -162,7 +173,7 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
       delete given[k];
       continue;
     }
-    if ((KNOWN.has(k) || k === 'size' || k === 'quality') && describes(f, k)) continue;
+    if ((KNOWN.has(k) || k === 'size' || k === 'quality') && describes(m, f, k, operation)) continue;
     const fate = fateOf(m.images.other_fields, k);
     if (fate === 'refuse') continue;
     if (fate === 'pass') out.passed[k] = v;
