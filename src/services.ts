@@ -22,6 +22,7 @@ import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
 import { providerSetOf } from './config-file/loader.js';
 import { installProviders } from './providers/index.js';
+import { startTelemetry } from './telemetry/index.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -133,6 +134,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       : null,
   );
   const metrics = new Metrics();
+  // Before the poller starts, so its first polls are traced too.
+  for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
+  const telemetry = await startTelemetry(config, metrics.registry);
   const channelStats = new ChannelStats();
   const relay = new Relay(
     config.relay,
@@ -180,6 +184,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await upstream.close();
       await store.close();
       await simulator?.close();
+      await telemetry?.shutdown();
     },
   };
 }

@@ -12,6 +12,7 @@ import type { UsageLedger } from '../limits/ledger.js';
 import type { GatewayRequest, Reply } from './request.js';
 import type { Validate } from './request.js';
 import { requestEnd, requestStart } from './diagnostics.js';
+import { endServerSpan, runInServerSpan } from '../telemetry/trace.js';
 
 // THE request pipeline: every request the gateway serves, whatever its route, family or body,
 // passes these steps in this order, in this one file (Exchange below):
@@ -63,7 +64,12 @@ export class Exchange {
    * `Retry-After: 1`, and its connection closed after the answer. Never rejects: a step's refusal or
    * failure is answered by fail().
    */
-  async run(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
+  run(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
+    // Every step runs inside the request's server span (when tracing is on).
+    return runInServerSpan(this.request, () => this.steps(unrouted, closing));
+  }
+
+  private async steps(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
     const { request, reply } = this;
     requestStart(request);
     if (closing) {
@@ -201,6 +207,7 @@ export class Exchange {
       if (res.statusCode >= 400) recordBackstop(this.deps.ledger, request, route?.options.billable, res.statusCode, ms);
     } else if (request.raw.aborted && request.method === 'POST') this.departed();
     requestEnd(request, res);
+    endServerSpan(request, res.headersSent ? res.statusCode : 0, res.writableFinished);
   }
 
   /** The client left before its request reached a route that records: one 499 row. */

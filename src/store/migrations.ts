@@ -433,6 +433,16 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    // Observability: a video task's own trace (the traceparent of its create span), so its polls
+    // and callbacks join it on any instance and after a restart.
+    '0014_request_logs': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').addColumn('trace_parent', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').dropColumn('trace_parent').execute();
+      },
+    },
   };
 }
 

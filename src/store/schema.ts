@@ -76,6 +76,8 @@ export interface TaskTable {
   deleted_at: Generated<number>;
   /** What the Videos API's video object shows: JSON {"prompt","seconds","size"}; '' for tasks from before it. */
   video_meta: Generated<string>;
+  /** The W3C traceparent of the task's own trace (its create span), '' when it was created untraced. */
+  trace_parent: Generated<string>;
 }
 
 export interface UsageTable {
