@@ -10,7 +10,7 @@ import { redact } from '../http/redact.js';
 // ids, names, counts and paths; error messages go through redact() like error answers do.
 
 let tracing = false;
-const tracer = trace.getTracer('mediagate');
+let tracer = trace.getTracer('mediagate');
 
 /** Whether spans are recorded (the SDK is started). */
 export function tracingOn(): boolean {
@@ -20,6 +20,8 @@ export function tracingOn(): boolean {
 /** Set by the SDK module when it starts and stops. */
 export function setTracing(on: boolean): void {
   tracing = on;
+  // The tracer of the provider just registered (a restarted SDK registers a new one).
+  if (on) tracer = trace.getTracer('mediagate');
 }
 
 /** The part of a served request the server span reads (structural: the pipeline's GatewayRequest is one). */
