@@ -23,6 +23,8 @@ import { UpstreamClient } from './upstream/client.js';
 import { providerSetOf } from './config-file/loader.js';
 import { installProviders } from './providers/index.js';
 import { startTelemetry } from './telemetry/index.js';
+import { RequestLogWriter } from './request-logs/writer.js';
+import { RequestLogsRepo } from './store/repos/request-logs.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -43,6 +45,8 @@ export interface Services {
   limits: RateLimits;
   upstream: UpstreamClient;
   metrics: Metrics;
+  /** The request logs' writer (writes only while request_logs.enabled). */
+  requestLogs: RequestLogWriter;
   /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
   channelStats: ChannelStats;
   /** The in-process simulator, when the config embeds one. */
@@ -134,6 +138,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       : null,
   );
   const metrics = new Metrics();
+  const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
   // Before the poller starts, so its first polls are traced too.
   for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
   const telemetry = await startTelemetry(config, metrics.registry);
@@ -152,6 +157,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const holdSweep = setInterval(() => {
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
     responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
+    if (config.request_logs.enabled) requestLogs.sweep().catch((err: unknown) => warn(`request-log retention sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -170,6 +176,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     relay,
     upstream,
     metrics,
+    requestLogs,
     channelStats,
     simulator,
     tasks,

@@ -226,6 +226,18 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    // Searchable request logs (docs/observability.md): metadata of every model request, and its
+    // bodies (scrubbed, truncated) for the keys and models named here.
+    request_logs: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false }),
+        retention_days: Int({ minimum: 1, maximum: 3650, default: 7 }),
+        body_keys: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [] }),
+        body_models: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { default: [] }),
+        max_body_bytes: Int({ minimum: 256, maximum: 1048576, default: 16384 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     log: Type.Object(
       { level: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }) },
       { additionalProperties: false, default: {} },

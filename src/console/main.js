@@ -13,6 +13,7 @@ import { Tasks, TaskPage } from './pages/tasks.js';
 import { Channels } from './pages/channels.js';
 import { ConfigPage } from './pages/config.js';
 import { Audit } from './pages/audit.js';
+import { RequestLogs } from './pages/request-logs.js';
 
 // A single-page app under /console with hash routes (#/keys, #/tasks/<id>): the server only ever
 // serves index.html and the hashed bundle files.
@@ -21,6 +22,7 @@ const PAGES = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
   ['usage', 'Usage'],
+  ['request-logs', 'Request logs'],
   ['tasks', 'Tasks'],
   ['channels', 'Channels'],
   ['config', 'Config'],
@@ -45,6 +47,8 @@ function Page({ route }) {
       return html`<${Keys} />`;
     case 'usage':
       return html`<${Usage} />`;
+    case 'request-logs':
+      return html`<${RequestLogs} />`;
     case 'tasks':
       return arg ? html`<${TaskPage} id=${decodeURIComponent(arg)} />` : html`<${Tasks} />`;
     case 'channels':

@@ -1,5 +1,6 @@
 import type { UsageEntry, UsageRepo } from '../store/repos/usage.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
+import { noteUsage } from '../http/request-facts.js';
 
 /** Rows kept for a retry while the database is unreachable; beyond this the oldest are reported lost. */
 const MAX_PENDING = 100_000;
@@ -22,6 +23,7 @@ export class UsageLedger {
   ) {}
 
   record(entry: Omit<UsageEntry, 'created_at'> & { created_at?: number }): void {
+    noteUsage(entry);
     this.buffer.push(clean(entry));
     if (this.buffer.length >= this.batchSize) void this.flush();
     else if (!this.timer) {

@@ -1,5 +1,6 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { redact } from '../http/redact.js';
 
 // The gateway's spans, written against the OpenTelemetry API only. Until telemetry starts
@@ -143,6 +144,16 @@ export function contextOfTraceparent(value: string): Context {
   const m = TRACEPARENT.exec(value);
   if (!m) return ROOT_CONTEXT;
   return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) & 1, isRemote: true });
+}
+
+/**
+ * The trace id a request is logged under: its server span's when tracing is on, else the
+ * incoming traceparent's, else a random one.
+ */
+export function requestTraceId(request: TracedRequest): string {
+  const span = serverSpans.get(request);
+  if (span) return span.spanContext().traceId;
+  return traceIdOfTraceparent(request.headers.traceparent) || randomBytes(16).toString('hex');
 }
 
 /** The trace id of a traceparent header ('' when absent or malformed). */

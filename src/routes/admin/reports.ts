@@ -31,6 +31,25 @@ export function registerReportRoutes(app: Routes, admin: Admin): void {
     },
   );
 
+  app.get(
+    '/admin/api/request-logs',
+    {
+      schema: {
+        tags: ['admin: usage'],
+        summary: 'Request logs, newest first (key, model, status, from, to, trace_id, limit, cursor); format=csv for an export',
+      },
+    },
+    async (request, reply) => {
+      const q = request.query as Query;
+      if ((oneOf(q, 'format', ['json', 'csv'] as const) ?? 'json') === 'json') return admin.requestLogs.page(q);
+      admin.requestLogs.filter(q); // a bad filter is a 400 before the first byte goes out
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="mediagate-request-logs.csv"')
+        .send(Readable.from(admin.requestLogs.csv(q)));
+    },
+  );
+
   app.get('/admin/api/overview', { schema: { tags: ['admin: usage'], summary: 'Requests, errors, spend, latency and open tasks over the last hour, day or week' } }, async (request) => {
     const range = oneOf(request.query as Query, 'range', Object.keys(RANGES) as Range[]) ?? 'hour';
     return overview(admin.usageReports, admin.taskReports, range);
