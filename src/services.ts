@@ -23,6 +23,7 @@ import { UpstreamClient } from './upstream/client.js';
 import { providerSetOf } from './config-file/loader.js';
 import { installProviders } from './providers/index.js';
 import { startTelemetry } from './telemetry/index.js';
+import { Counter, Gauge } from 'prom-client';
 import { RequestLogWriter } from './request-logs/writer.js';
 import { RequestLogsRepo } from './store/repos/request-logs.js';
 
@@ -148,6 +149,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
     (channel, ok, ms) => channelStats.record(channel, ok, ms),
   );
+  watchMoneyAndBreakers(metrics, credit, relay);
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   const lifecycle = createTaskLifecycle({ config, store, tasks, upstream, registry: metrics.registry });
   if (!opts.noPoller) {
@@ -194,6 +196,28 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await telemetry?.shutdown();
     },
   };
+}
+
+/** The credit settled (charged, owed) and each channel's breaker, as /metrics series (and OTLP metrics). */
+function watchMoneyAndBreakers(metrics: Metrics, credit: CreditService, relay: Relay): void {
+  const registers = [metrics.registry];
+  const charged = new Counter({ name: 'mediagate_credit_charged_usd_total', help: 'Credit charged by settled holds on this instance, USD', registers });
+  const owed = new Counter({ name: 'mediagate_credit_overage_usd_total', help: 'Part of settled charges neither hold nor balance covered (owed), USD', registers });
+  credit.onSettled = (chargedMicros, overageMicros) => {
+    if (chargedMicros > 0) charged.inc(chargedMicros / 1e6);
+    if (overageMicros > 0) owed.inc(overageMicros / 1e6);
+  };
+  const STATES = { closed: 0, half_open: 1, open: 2 } as const;
+  new Gauge({
+    name: 'mediagate_channel_breaker_state',
+    help: "A channel's circuit breaker on this instance: 0 closed, 1 half-open (next request probes), 2 open (skipped)",
+    labelNames: ['channel'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [channel, state] of relay.breakerStates()) this.set({ channel }, STATES[state]);
+    },
+  });
 }
 
 export class GatewayConfigError extends Error {}

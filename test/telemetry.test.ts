@@ -128,6 +128,8 @@ describe('traces', () => {
     // The Prometheus registry's own series, through the same export.
     expect(names).toContain('mediagate_http_requests');
     expect(names).toContain('mediagate_http_request_duration_seconds');
+    expect(names).toContain('mediagate_credit_charged_usd');
+    expect(receiver.metrics.find((m) => m.name === 'mediagate_channel_breaker_state')?.points).toEqual(expect.arrayContaining([{ attributes: { channel: 'first' }, value: 0 }]));
     const tokens = receiver.metrics.filter((m) => m.name === 'gen_ai.client.token.usage').flatMap((m) => m.points);
     expect(tokens.map((p) => p.attributes['gen_ai.token.type']).sort()).toEqual(expect.arrayContaining(['input', 'output']));
     expectNoSecrets(receiver, [key.key, ...UPSTREAM_KEYS]);

@@ -36,6 +36,8 @@ export interface Settled {
  * release returns everything. Settle and release act once per hold, whoever calls them.
  */
 export class CreditService {
+  /** Sees every settle that closed a hold (the metrics' money counters). */
+  onSettled: ((chargedMicros: number, overageMicros: number) => void) | null = null;
   /**
    * Without `leases`, every hold is a reservation row (one instance's tests of the database path);
    * with them, request holds live in this instance's lease and only `reserveDurable` writes rows.
@@ -120,13 +122,19 @@ export class CreditService {
    * null when the hold was already closed.
    */
   settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
-    if (!tracingOn()) return this.settleNow(hold, costMicros);
+    if (!tracingOn()) return this.settleCounted(hold, costMicros);
     return inSpan('credit.settle', { attributes: { 'mediagate.cost_usd': costMicros / 1e6 } }, async (span) => {
-      const settled = await this.settleNow(hold, costMicros);
+      const settled = await this.settleCounted(hold, costMicros);
       span?.setAttribute('mediagate.credit.charged_usd', (settled?.chargedMicros ?? 0) / 1e6);
       if (settled?.overageMicros) span?.setAttribute('mediagate.credit.overage_usd', settled.overageMicros / 1e6);
       return settled;
     });
+  }
+
+  private async settleCounted(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
+    const settled = await this.settleNow(hold, costMicros);
+    if (settled && this.onSettled) this.onSettled(settled.chargedMicros, settled.overageMicros);
+    return settled;
   }
 
   private async settleNow(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {

@@ -47,6 +47,11 @@ export class Relay {
     return b;
   }
 
+  /** Every channel's breaker state (channels never tried have none: closed). */
+  breakerStates(): [string, 'closed' | 'open' | 'half_open'][] {
+    return [...this.breakers].map(([channel, b]) => [channel, b.state()]);
+  }
+
   /** The model's channels in the order they should be tried. */
   order(model: CatalogModel, random = Math.random): readonly ChannelConfig[] {
     const chans = model.channels; // sorted by priority already
