@@ -38,16 +38,18 @@ export class RequestLogWriter {
   closed(request: LoggedRequest, facts: RequestFacts, end: RequestEnd): void {
     // Read now: the server span is gone once the response closed.
     const traceId = requestTraceId(request);
-    let timer: NodeJS.Timeout | undefined;
-    const write = () => {
+    const insert = () => void this.write(request, facts, end, traceId).catch(this.onError);
+    if (facts.usage) return insert();
+    const timer = setTimeout(() => {
+      facts.onUsage = null;
+      insert();
+    }, USAGE_WAIT_MS);
+    timer.unref();
+    facts.onUsage = () => {
       facts.onUsage = null;
       clearTimeout(timer);
-      this.write(request, facts, end, traceId).catch(this.onError);
+      insert();
     };
-    if (facts.usage) return write();
-    timer = setTimeout(write, USAGE_WAIT_MS);
-    timer.unref();
-    facts.onUsage = write;
   }
 
   private async write(request: LoggedRequest, facts: RequestFacts, end: RequestEnd, traceId: string): Promise<void> {
