@@ -1,6 +1,6 @@
-import type { RequestLogCursor, RequestLogFilter, RequestLogRow, RequestLogsRepo } from '../store/repos/request-logs.js';
+import type { RequestLogFilter, RequestLogRow, RequestLogsRepo } from '../store/repos/request-logs.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { csvLine } from './csv.js';
+import { csvPages } from './csv.js';
 import { adminErrors } from './errors.js';
 import { usd } from './money.js';
 import { int, str, type Query } from './query.js';
@@ -60,17 +60,8 @@ export class RequestLogAdmin {
   }
 
   /** Every row the filter matches as CSV lines, read a batch at a time. */
-  async *csv(q: Query, batch = 1000): AsyncGenerator<string> {
+  csv(q: Query, batch = 1000): AsyncGenerator<string> {
     const f = this.filter(q);
-    yield CSV_COLUMNS.join(',') + '\n';
-    let after: RequestLogCursor | undefined;
-    for (;;) {
-      const rows = await this.repo.page(f, batch, after);
-      if (!rows.length) return;
-      yield rows.map((r) => csvLine(view(r), CSV_COLUMNS, CSV_NUMERIC)).join('\n') + '\n';
-      const last = rows[rows.length - 1];
-      after = { createdAt: last.created_at, id: last.id };
-      if (rows.length < batch) return;
-    }
+    return csvPages((n, after) => this.repo.page(f, n, after), view, CSV_COLUMNS, CSV_NUMERIC, batch);
   }
 }

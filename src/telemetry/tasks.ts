@@ -15,6 +15,17 @@ export interface TracedTask {
   trace_parent: string;
 }
 
+/** The GenAI and gateway attributes of a task's root and end spans. */
+function taskAttributes(task: Pick<TracedTask, 'task_id' | 'model' | 'channel'>, channelType: string): Attributes {
+  return {
+    'gen_ai.operation.name': operationName('video'),
+    'gen_ai.provider.name': providerName(channelType),
+    'gen_ai.request.model': task.model,
+    'mediagate.task_id': task.task_id,
+    'mediagate.channel': task.channel,
+  };
+}
+
 /**
  * Starts the task's trace (when tracing is on): its root span, linked to the active (request)
  * span, ends at once; returns its traceparent for the row ('' when tracing is off).
@@ -26,14 +37,7 @@ export function startTaskTrace(task: Omit<TracedTask, 'trace_parent' | 'status'>
     root: true,
     kind: SpanKind.INTERNAL,
     links: request ? [{ context: request, attributes: { 'mediagate.link': 'created_by' } }] : [],
-    attributes: {
-      'gen_ai.operation.name': operationName('video'),
-      'gen_ai.provider.name': providerName(channelType),
-      'gen_ai.request.model': task.model,
-      'mediagate.task_id': task.task_id,
-      'mediagate.channel': task.channel,
-      'mediagate.key_id': task.key_id,
-    },
+    attributes: { ...taskAttributes(task, channelType), 'mediagate.key_id': task.key_id },
   });
   span.end();
   return traceparentOf(span.spanContext());
@@ -62,14 +66,7 @@ export function endTaskTrace(task: TracedTask & { submit_time: number; fail_reas
   const span = startSpan(`video_task ${task.status}`, {
     parent: contextOfTraceparent(task.trace_parent),
     startTime: task.submit_time * 1000,
-    attributes: {
-      'gen_ai.operation.name': operationName('video'),
-      'gen_ai.provider.name': providerName(channelType),
-      'gen_ai.request.model': task.model,
-      'mediagate.task_id': task.task_id,
-      'mediagate.channel': task.channel,
-      'mediagate.task.status': task.status,
-    },
+    attributes: { ...taskAttributes(task, channelType), 'mediagate.task.status': task.status },
   });
   if (task.status === 'FAILURE') span.setStatus({ code: SpanStatusCode.ERROR, message: task.fail_reason.split(':')[0] });
   span.end(now);

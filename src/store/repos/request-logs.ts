@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, RequestLogTable } from '../schema.js';
+import type { UsageCursor, UsageFilter } from './usage-reports.js';
 
 // The request logs: written one row per model request (when request_logs.enabled), read by the
 // admin API newest first with keyset pages, and cut to the retention by time.
@@ -7,20 +8,12 @@ import type { Database, RequestLogTable } from '../schema.js';
 export type RequestLogRow = Selectable<RequestLogTable>;
 export type NewRequestLog = Omit<Insertable<RequestLogTable>, 'id'>;
 
-export interface RequestLogFilter {
-  keyId?: string;
-  model?: string;
-  status?: number;
-  statusClass?: 2 | 3 | 4 | 5;
-  fromMs?: number;
-  toMs?: number;
+/** The usage ledger's filters, and a trace id. */
+export interface RequestLogFilter extends UsageFilter {
   traceId?: string;
 }
 
-export interface RequestLogCursor {
-  createdAt: number;
-  id: number;
-}
+export type RequestLogCursor = UsageCursor;
 
 const NUMERIC = ['id', 'created_at', 'status', 'latency_ms', 'input_units', 'output_units', 'cost_micros'] as const;
 
