@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { priceFactorProblem } from '../../config/price-rule.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { fieldName } from '../../http/validation-message.js';
@@ -94,6 +95,7 @@ function videoProblems(m: VideoManifest, regex: (field: string, source: string |
     checkTemplate(`${at}.body`, v.body);
     checkTemplate(`${at}.path`, v.path);
     if (v.when) walkConditions(v.when, (n) => !isRequestName(n) && out.push(`${at}.when: unknown field "${n}"`));
+    for (const k of ['per_call', 'encoding'] as const) if (v[k] !== undefined) out.push(`${at}.${k}: an images field; a video create takes none`);
   });
   (m.videos.rules ?? []).forEach((r, i) => walkConditions(r.when, (n) => !isRequestName(n) && out.push(`videos.rules[${i}].when: unknown field "${n}"`)));
   const usesBytes = variants(m).some((v) => JSON.stringify(v.body ?? {}).match(/\|(base64|mime|data_url)\b/));
@@ -121,7 +123,11 @@ function semanticProblems(m: Manifest): string[] {
   };
   regex('simulator.claims.videos', m.simulator?.claims.videos);
   regex('simulator.claims.images', m.simulator?.claims.images);
-  m.models.forEach((e, i) => regex(`models[${i}].match`, e.match));
+  m.models.forEach((e, i) => {
+    regex(`models[${i}].match`, e.match);
+    const price = e.offer ? priceFactorProblem(e.image || !m.videos ? 'image' : 'video', e.offer.price) : null;
+    if (price) out.push(`models[${i}].offer.price.${price.field}: ${price.message}`);
+  });
   if (m.videos) out.push(...videoProblems(m as VideoManifest, regex));
   if (m.images) out.push(...imageProblems(m as ImageManifest));
   if (!m.videos && !m.images) out.push('videos, images: a manifest declares at least one capability');

@@ -35,6 +35,17 @@ export function registerReportRoutes(app: Routes, admin: Admin): void {
   );
 
   app.get(
+    '/admin/api/usage/series',
+    {
+      schema: {
+        tags: ['admin: usage'],
+        summary: 'Spend and requests per key or model (group) per hour or day (bucket) over from..to; key and model filter the rows',
+      },
+    },
+    async (request) => admin.usage.series(request.query as Query),
+  );
+
+  app.get(
     '/admin/api/request-logs',
     {
       schema: {
