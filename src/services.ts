@@ -27,6 +27,10 @@ import { SecretBox } from './store/secret-box.js';
 import { RuntimeChannels } from './cluster/channels.js';
 import { ChannelHealth } from './relay/health.js';
 import { probeChannel } from './relay/health-probe.js';
+import { startTelemetry } from './telemetry/index.js';
+import { Counter, Gauge } from 'prom-client';
+import { RequestLogWriter } from './request-logs/writer.js';
+import { RequestLogsRepo } from './store/repos/request-logs.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -52,6 +56,8 @@ export interface Services {
   limits: RateLimits;
   upstream: UpstreamClient;
   metrics: Metrics;
+  /** The request logs' writer (writes only while request_logs.enabled). */
+  requestLogs: RequestLogWriter;
   /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
   channelStats: ChannelStats;
   /** Each channel's health: taken out of rotation when failing, probed, put back. */
@@ -162,6 +168,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       : null,
   );
   const metrics = new Metrics();
+  const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
+  // Before the poller starts, so its first polls are traced too.
+  for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
+  const telemetry = await startTelemetry(config, metrics.registry);
   const channelStats = new ChannelStats();
   const health = new ChannelHealth(config.relay.health, (event, fields) => warn(`${event}: ${JSON.stringify(fields)}`));
   health.setProber(async (name) => {
@@ -178,6 +188,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     },
     health,
   );
+  watchMoneyAndBreakers(metrics, credit, relay);
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   const lifecycle = createTaskLifecycle({ config, store, tasks, upstream, registry: metrics.registry });
   if (!opts.noPoller) {
@@ -187,6 +198,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const holdSweep = setInterval(() => {
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
     responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
+    if (config.request_logs.enabled) requestLogs.sweep().catch((err: unknown) => warn(`request-log retention sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -208,6 +220,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     relay,
     upstream,
     metrics,
+    requestLogs,
     channelStats,
     health,
     simulator,
@@ -225,8 +238,31 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await upstream.close();
       await store.close();
       await simulator?.close();
+      await telemetry?.shutdown();
     },
   };
+}
+
+/** The credit settled (charged, owed) and each channel's breaker, as /metrics series (and OTLP metrics). */
+function watchMoneyAndBreakers(metrics: Metrics, credit: CreditService, relay: Relay): void {
+  const registers = [metrics.registry];
+  const charged = new Counter({ name: 'mediagate_credit_charged_usd_total', help: 'Credit charged by settled holds on this instance, USD', registers });
+  const owed = new Counter({ name: 'mediagate_credit_overage_usd_total', help: 'Part of settled charges neither hold nor balance covered (owed), USD', registers });
+  credit.onSettled = (chargedMicros, overageMicros) => {
+    if (chargedMicros > 0) charged.inc(chargedMicros / 1e6);
+    if (overageMicros > 0) owed.inc(overageMicros / 1e6);
+  };
+  const STATES = { closed: 0, half_open: 1, open: 2 } as const;
+  new Gauge({
+    name: 'mediagate_channel_breaker_state',
+    help: "A channel's circuit breaker on this instance: 0 closed, 1 half-open (next request probes), 2 open (skipped)",
+    labelNames: ['channel'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [channel, state] of relay.breakerStates()) this.set({ channel }, STATES[state]);
+    },
+  });
 }
 
 export class GatewayConfigError extends Error {}

@@ -14,7 +14,7 @@ export const VIDEO_MODEL = 'doubao-seedance-1-0-pro-250528';
  * provider with a custom host sees it), the Seedance model on an `ark` channel at the same
  * simulator, and the simulator's own catalogue, so GET /v1/models answers a realistic list.
  */
-export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
+export async function writeConfig(dir, upstreamUrl, root, extra = {}, file = 'mediagate.json') {
   const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config-file/defaults.js'));
   const chatPrice = { input_per_million: 0.15, output_per_million: 0.6 };
   const config = {
@@ -36,7 +36,7 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
       ...SEEDANCE_MODELS,
     },
   };
-  const path = join(dir, 'mediagate.json'); // JSON is YAML
+  const path = join(dir, file); // JSON is YAML
   writeFileSync(path, JSON.stringify(config, null, 2));
   return path;
 }
@@ -56,8 +56,8 @@ export function createKey(root, configPath, { unlimited = false } = {}) {
   return JSON.parse(out.trim().split('\n').pop());
 }
 
-export function startMediagate(root, configPath, { nodeArgs = [] } = {}) {
-  return startServer('mediagate', [...nodeArgs, join(root, 'dist/main.js'), 'serve'], {
+export function startMediagate(root, configPath, { nodeArgs = [], name = 'mediagate' } = {}) {
+  return startServer(name, [...nodeArgs, join(root, 'dist/main.js'), 'serve'], {
     env: { MEDIAGATE_CONFIG: configPath },
     ready: /mediagate listening on (\S+)/,
   });

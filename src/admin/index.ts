@@ -15,6 +15,8 @@ import { TaskAdmin } from './tasks.js';
 import { ChannelAdmin } from './channels.js';
 import { ChannelEditor } from './channel-editor.js';
 import { ChannelsRepo } from '../store/repos/channels.js';
+import { RequestLogAdmin } from './request-logs.js';
+import { RequestLogsRepo } from '../store/repos/request-logs.js';
 
 /** The operator service layer: what the admin API and the CLI call. */
 export interface Admin {
@@ -22,6 +24,7 @@ export interface Admin {
   audit: Audit;
   keys: KeyAdmin;
   usage: UsageAdmin;
+  requestLogs: RequestLogAdmin;
   tasks: TaskAdmin;
   channels: ChannelAdmin;
   usageReports: UsageReportsRepo;
@@ -56,6 +59,7 @@ export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {
 export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
   const usageReports = new UsageReportsRepo(s.store.db);
   const taskReports = new TaskReportsRepo(s.store.db);
+  const usage = new UsageAdmin(usageReports, s.usage);
   return {
     access: createAdminAccess(s),
     audit: new Audit(new AuditRepo(s.store.db)),
@@ -65,7 +69,8 @@ export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
         await hooks.keysChanged?.();
       },
     }),
-    usage: new UsageAdmin(usageReports, s.usage),
+    usage,
+    requestLogs: new RequestLogAdmin(new RequestLogsRepo(s.store.db), usage),
     tasks: new TaskAdmin({ config: s.config, repo: s.tasks.repo, events: new TaskEventsRepo(s.store.db), reports: taskReports, content: s.lifecycle.content }),
     channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream, channels: s.channels, editor: createChannelEditor(s), health: s.health, changed: hooks.channelsChanged }),
     usageReports,

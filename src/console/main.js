@@ -14,6 +14,7 @@ import { Channels } from './pages/channels.js';
 import { ConfigPage } from './pages/config.js';
 import { Audit } from './pages/audit.js';
 import { Spend } from './pages/spend.js';
+import { RequestLogs } from './pages/request-logs.js';
 
 // A single-page app under /console with hash routes (#/keys, #/tasks/<id>): the server only ever
 // serves index.html and the hashed bundle files.
@@ -23,6 +24,7 @@ const PAGES = [
   ['keys', 'Keys'],
   ['spend', 'Spend'],
   ['usage', 'Usage'],
+  ['request-logs', 'Request logs'],
   ['tasks', 'Tasks'],
   ['channels', 'Channels'],
   ['config', 'Config'],
@@ -49,6 +51,8 @@ function Page({ route }) {
       return html`<${Spend} />`;
     case 'usage':
       return html`<${Usage} />`;
+    case 'request-logs':
+      return html`<${RequestLogs} />`;
     case 'tasks':
       return arg ? html`<${TaskPage} id=${decodeURIComponent(arg)} />` : html`<${Tasks} />`;
     case 'channels':

@@ -1,3 +1,4 @@
+import { inSpan, tracingOn } from '../telemetry/trace.js';
 import type { Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
@@ -35,6 +36,8 @@ export interface Settled {
  * release returns everything. Settle and release act once per hold, whoever calls them.
  */
 export class CreditService {
+  /** Sees every settle that closed a hold (the metrics' money counters). */
+  onSettled: ((chargedMicros: number, overageMicros: number) => void) | null = null;
   /**
    * Without `leases`, every hold is a reservation row (one instance's tests of the database path);
    * with them, request holds live in this instance's lease and only `reserveDurable` writes rows.
@@ -49,17 +52,27 @@ export class CreditService {
    * instance's lease when leases are on. `fit` says how the request could fit a positive balance
    * that is too small (see credit-refusal.ts).
    */
-  async reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+  reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+    if (!tracingOn()) return this.reserveNow(p, amountMicros, fit);
+    return inSpan('credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6 } }, () => this.reserveNow(p, amountMicros, fit));
+  }
+
+  private async reserveNow(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
     const amount = holdAmount(p, amountMicros);
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
-    if (!this.leases) return this.reserveDurable(p, amountMicros, fit);
+    if (!this.leases) return this.reserveRow(p, amountMicros, fit);
     const lease = await this.leases.book.reserve(p.keyId, amount);
     if (!lease) throw await this.refusal(p.keyId, amount, fit);
     return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease };
   }
 
   /** Holds the estimate in a reservation row: for holds that outlive the request (video tasks). */
-  async reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+  reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+    if (!tracingOn()) return this.reserveRow(p, amountMicros, fit);
+    return inSpan('credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6, 'mediagate.credit.durable': true } }, () => this.reserveRow(p, amountMicros, fit));
+  }
+
+  private async reserveRow(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
     const amount = holdAmount(p, amountMicros);
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
     const id = await this.repo.reserve(p.keyId, amount);
@@ -108,7 +121,23 @@ export class CreditService {
    * what the balance cannot cover is the key's overage (owed). Returns both for the ledger row, or
    * null when the hold was already closed.
    */
-  async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
+  settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
+    if (!tracingOn()) return this.settleCounted(hold, costMicros);
+    return inSpan('credit.settle', { attributes: { 'mediagate.cost_usd': costMicros / 1e6 } }, async (span) => {
+      const settled = await this.settleCounted(hold, costMicros);
+      span?.setAttribute('mediagate.credit.charged_usd', (settled?.chargedMicros ?? 0) / 1e6);
+      if (settled?.overageMicros) span?.setAttribute('mediagate.credit.overage_usd', settled.overageMicros / 1e6);
+      return settled;
+    });
+  }
+
+  private async settleCounted(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
+    const settled = await this.settleNow(hold, costMicros);
+    if (settled && this.onSettled) this.onSettled(settled.chargedMicros, settled.overageMicros);
+    return settled;
+  }
+
+  private async settleNow(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
     // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
     const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros)));
     if ('lease' in hold && hold.lease) {
@@ -147,7 +176,12 @@ export class CreditService {
   }
 
   /** Returns the held amount; true when this call closed the hold. */
-  async release(hold: Hold | { reservationId: string | null }): Promise<boolean> {
+  release(hold: Hold | { reservationId: string | null }): Promise<boolean> {
+    if (!tracingOn()) return this.releaseNow(hold);
+    return inSpan('credit.release', {}, () => this.releaseNow(hold));
+  }
+
+  private async releaseNow(hold: Hold | { reservationId: string | null }): Promise<boolean> {
     if ('lease' in hold && hold.lease) {
       this.leases!.book.release(hold.lease);
       hold.lease = undefined;

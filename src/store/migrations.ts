@@ -451,6 +451,38 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('usage').dropColumn('error').execute();
       },
     },
+    // Observability: the searchable request logs (time, trace id, key), and a video task's own
+    // trace (the traceparent of its create span), so its polls and callbacks join it on any
+    // instance and after a restart.
+    '0014_request_logs': {
+      async up(db: Kysely<any>) {
+        const logs = db.schema.createTable('request_logs');
+        await (dialect === 'postgres' ? logs.addColumn('id', 'bigserial', (c) => c.primaryKey()) : logs.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('trace_id', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('channel', 'text', (c) => c.notNull())
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('route', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('latency_ms', 'integer', (c) => c.notNull())
+          .addColumn('input_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('output_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('cost_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('request_body', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('response_body', 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
+        await db.schema.createIndex('request_logs_time').on('request_logs').columns(['created_at', 'id']).execute();
+        await db.schema.createIndex('request_logs_key_time').on('request_logs').columns(['key_id', 'created_at']).execute();
+        await db.schema.createIndex('request_logs_trace').on('request_logs').column('trace_id').execute();
+        await db.schema.alterTable('tasks').addColumn('trace_parent', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').dropColumn('trace_parent').execute();
+        await db.schema.dropTable('request_logs').ifExists().execute();
+      },
+    },
     // Channels added at runtime, and the enabled switch of config-file channels.
     '0015_channels': {
       async up(db: Kysely<any>) {

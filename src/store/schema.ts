@@ -76,6 +76,8 @@ export interface TaskTable {
   deleted_at: Generated<number>;
   /** What the Videos API's video object shows: JSON {"prompt","seconds","size"}; '' for tasks from before it. */
   video_meta: Generated<string>;
+  /** The W3C traceparent of the task's own trace (its create span), '' when it was created untraced. */
+  trace_parent: Generated<string>;
 }
 
 export interface UsageTable {
@@ -257,7 +259,29 @@ export interface ChannelTable {
   deleted_at: number;
 }
 
+/** One request as operators search it (src/request-logs/): metadata, and the bodies when enabled for its key or model. */
+export interface RequestLogTable {
+  id: Generated<number>;
+  created_at: number;
+  trace_id: string;
+  key_id: string;
+  model: string;
+  channel: string;
+  endpoint: string;
+  /** The route's pattern, e.g. /v1/chat/completions. */
+  route: string;
+  status: number;
+  latency_ms: number;
+  input_units: number;
+  output_units: number;
+  cost_micros: number;
+  /** Scrubbed and truncated; '' when bodies are not stored for this key and model. */
+  request_body: string;
+  response_body: string;
+}
+
 export interface Database {
+  request_logs: RequestLogTable;
   channels: ChannelTable;
   credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
