@@ -106,7 +106,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
-  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
+  const alerts = config.limits.budget_alerts;
+  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts: alerts.url ? { url: alerts.url, thresholds: alerts.thresholds } : null });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
@@ -131,6 +132,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     config.limits.credit_leases
       ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
       : null,
+    { timeZone: config.limits.budget_time_zone },
   );
   const metrics = new Metrics();
   const channelStats = new ChannelStats();

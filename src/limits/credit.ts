@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
+import { budgetCharges, budgetRefusal, priceRatioOf } from './budgets.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
 import type { LeaseBook, LeaseHold } from './credit-lease.js';
 import { creditRefusal, type FitHint } from './credit-refusal.js';
@@ -14,6 +15,21 @@ export interface Hold {
   reservationId: string | null;
   amountMicros: number;
   lease?: LeaseHold;
+  /** The price ratio the hold was taken with; its settle charges with the same. */
+  ratio?: number;
+}
+
+/** A hold known by its reservation only (a video task's): the key tells the price ratio at settle. */
+export interface StoredHold {
+  reservationId: string | null;
+  keyId?: string;
+}
+
+export interface CreditOptions {
+  /** The clock budget windows are read by (tests move it). */
+  now?: () => number;
+  /** The IANA time zone calendar budget windows follow. */
+  timeZone?: string;
 }
 
 /** Where a key's money is: `balanceMicros` in the database, `leasedMicros` in instances' leases (part of what it may spend). */
@@ -39,10 +55,17 @@ export class CreditService {
    * Without `leases`, every hold is a reservation row (one instance's tests of the database path);
    * with them, request holds live in this instance's lease and only `reserveDurable` writes rows.
    */
+  private readonly now: () => number;
+  private readonly timeZone: string;
+
   constructor(
     private readonly repo: ReservationsRepo,
     private readonly leases: { book: LeaseBook; repo: LeasesRepo } | null = null,
-  ) {}
+    opts: CreditOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.timeZone = opts.timeZone ?? 'UTC';
+  }
 
   /**
    * Holds the estimate of a request that ends within this process (chat, images): in memory from the
@@ -50,21 +73,28 @@ export class CreditService {
    * that is too small (see credit-refusal.ts).
    */
   async reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    const amount = holdAmount(p, amountMicros);
-    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
-    if (!this.leases) return this.reserveDurable(p, amountMicros, fit);
+    // A budgeted key's holds are reservation rows: the budget is kept in the database, shared by every instance.
+    if (!this.leases || p.budgets?.length) return this.reserveDurable(p, amountMicros, fit);
+    const ratio = priceRatioOf(p);
+    const amount = holdAmount(p, amountMicros * ratio);
+    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
     const lease = await this.leases.book.reserve(p.keyId, amount);
     if (!lease) throw await this.refusal(p.keyId, amount, fit);
-    return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease };
+    return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease, ratio };
   }
 
-  /** Holds the estimate in a reservation row: for holds that outlive the request (video tasks). */
+  /**
+   * Holds the estimate (times the key's price ratio) in a reservation row, against the balance and
+   * every budget of the key: for holds that outlive the request (video tasks), and for budgeted keys.
+   */
   async reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    const amount = holdAmount(p, amountMicros);
-    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
-    const id = await this.repo.reserve(p.keyId, amount);
-    if (!id) throw await this.refusal(p.keyId, amount, fit);
-    return { keyId: p.keyId, reservationId: id, amountMicros: amount };
+    const ratio = priceRatioOf(p);
+    const amount = holdAmount(p, amountMicros * ratio);
+    const budgets = p.budgets?.length ? budgetCharges(p.budgets, this.now(), this.timeZone) : [];
+    if (!p.limitedCredit && !budgets.length) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
+    const r = await this.repo.reserveWithin(p.keyId, amount, { limitedCredit: p.limitedCredit, budgets }, this.now());
+    if ('short' in r) throw r.short === 'budget' ? budgetRefusal(r.budget, r.usedMicros, amount) : await this.refusal(p.keyId, amount, fit);
+    return { keyId: p.keyId, reservationId: r.id, amountMicros: amount, ratio };
   }
 
   private async refusal(keyId: string, amount: number, fit?: FitHint) {
@@ -108,9 +138,11 @@ export class CreditService {
    * what the balance cannot cover is the key's overage (owed). Returns both for the ledger row, or
    * null when the hold was already closed.
    */
-  async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
+  async settle(hold: Hold | StoredHold, costMicros: number): Promise<Settled | null> {
+    // The price ratio applies here, where every cost reaches the balance, the budgets and the ledger.
+    const ratio = 'ratio' in hold && hold.ratio !== undefined ? hold.ratio : hold.keyId ? await this.repo.priceRatio(hold.keyId) : 1;
     // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
-    const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros)));
+    const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros * ratio)));
     if ('lease' in hold && hold.lease) {
       const h = hold.lease;
       // Each hold closes once: a second settle or release finds it taken.
@@ -137,7 +169,7 @@ export class CreditService {
   }
 
   /** Returns the held amount; true when this call closed the hold. */
-  async release(hold: Hold | { reservationId: string | null }): Promise<boolean> {
+  async release(hold: Hold | StoredHold): Promise<boolean> {
     if ('lease' in hold && hold.lease) {
       this.leases!.book.release(hold.lease);
       hold.lease = undefined;
