@@ -8,6 +8,7 @@ import { shown } from './text.js';
 import { Login } from './pages/login.js';
 import { Overview } from './pages/overview.js';
 import { Keys } from './pages/keys.js';
+import { Projects } from './pages/projects.js';
 import { Usage } from './pages/usage.js';
 import { Tasks, TaskPage } from './pages/tasks.js';
 import { Channels } from './pages/channels.js';
@@ -20,6 +21,7 @@ import { Audit } from './pages/audit.js';
 const PAGES = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
+  ['projects', 'Projects'],
   ['usage', 'Usage'],
   ['tasks', 'Tasks'],
   ['channels', 'Channels'],
@@ -43,6 +45,8 @@ function Page({ route }) {
   switch (page) {
     case 'keys':
       return html`<${Keys} />`;
+    case 'projects':
+      return html`<${Projects} />`;
     case 'usage':
       return html`<${Usage} />`;
     case 'tasks':
