@@ -67,7 +67,7 @@ describe('budgets on the routes', () => {
     ];
     for (const [path, family, body, headers] of tries) {
       const res = await call(path, k.key, body, headers);
-      const answer = await res.json();
+      const answer = (await res.json()) as any;
       expect(res.status, path).toBe(402);
       expect(errorShapeProblem(family, answer), path).toBeNull();
       expect(res.headers.get('x-budget-reset'), path).toBe(reset);
