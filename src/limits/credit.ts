@@ -79,7 +79,7 @@ export class CreditService {
     const amount = holdAmount(p, amountMicros * ratio);
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
     const lease = await this.leases.book.reserve(p.keyId, amount);
-    if (!lease) throw await this.refusal(p.keyId, amount, fit);
+    if (!lease) throw await this.refusal(p.keyId, amount, fit, ratio);
     return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease, ratio };
   }
 
@@ -93,14 +93,16 @@ export class CreditService {
     const budgets = p.budgets?.length ? budgetCharges(p.budgets, this.now(), this.timeZone) : [];
     if (!p.limitedCredit && !budgets.length) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
     const r = await this.repo.reserveWithin(p.keyId, amount, { limitedCredit: p.limitedCredit, budgets }, this.now());
-    if ('short' in r) throw r.short === 'budget' ? budgetRefusal(r.budget, r.usedMicros, amount) : await this.refusal(p.keyId, amount, fit);
+    if ('short' in r) throw r.short === 'budget' ? budgetRefusal(r.budget, r.usedMicros, amount) : await this.refusal(p.keyId, amount, fit, ratio);
     return { keyId: p.keyId, reservationId: r.id, amountMicros: amount, ratio };
   }
 
-  private async refusal(keyId: string, amount: number, fit?: FitHint) {
+  private async refusal(keyId: string, amount: number, fit?: FitHint, ratio = 1) {
     const account = await this.repo.account(keyId);
     const local = this.leases?.book.view(keyId)?.availableMicros ?? 0;
-    return creditRefusal(amount, (account?.balanceMicros ?? 0) + local, fit, account?.overageMicros ?? 0);
+    // The hint reasons in list prices: the balance it is given is what that buys at the key's ratio.
+    const hint = fit && ratio !== 1 ? (balance: number) => (ratio > 0 ? fit(Math.floor(balance / ratio)) : undefined) : fit;
+    return creditRefusal(amount, (account?.balanceMicros ?? 0) + local, hint, account?.overageMicros ?? 0);
   }
 
   /** A key's money: balance, leased (by every instance, as last written back) and owed. Writes this instance's settled amounts first. */
