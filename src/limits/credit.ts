@@ -28,8 +28,8 @@ export interface StoredHold {
 export interface CreditOptions {
   /** The clock budget windows are read by (tests move it). */
   now?: () => number;
-  /** The IANA time zone calendar budget windows follow. */
-  timeZone?: string;
+  /** The IANA time zone calendar budget windows follow (read per hold: a config reload may change it). */
+  timeZone?: string | (() => string);
 }
 
 /** Where a key's money is: `balanceMicros` in the database, `leasedMicros` in instances' leases (part of what it may spend). */
@@ -56,7 +56,7 @@ export class CreditService {
    * with them, request holds live in this instance's lease and only `reserveDurable` writes rows.
    */
   private readonly now: () => number;
-  private readonly timeZone: string;
+  private readonly timeZone: () => string;
 
   constructor(
     private readonly repo: ReservationsRepo,
@@ -64,7 +64,8 @@ export class CreditService {
     opts: CreditOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
-    this.timeZone = opts.timeZone ?? 'UTC';
+    const zone = opts.timeZone ?? 'UTC';
+    this.timeZone = typeof zone === 'string' ? () => zone : zone;
   }
 
   /**
@@ -90,7 +91,7 @@ export class CreditService {
   async reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
     const ratio = priceRatioOf(p);
     const amount = holdAmount(p, amountMicros * ratio);
-    const budgets = p.budgets?.length ? budgetCharges(p.budgets, this.now(), this.timeZone) : [];
+    const budgets = p.budgets?.length ? budgetCharges(p.budgets, this.now(), this.timeZone()) : [];
     if (!p.limitedCredit && !budgets.length) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
     const r = await this.repo.reserveWithin(p.keyId, amount, { limitedCredit: p.limitedCredit, budgets }, this.now());
     if ('short' in r) throw r.short === 'budget' ? budgetRefusal(r.budget, r.usedMicros, amount) : await this.refusal(p.keyId, amount, fit, ratio);

@@ -45,14 +45,16 @@ export class ReservationsRepo {
   /** `groupCommit`: batch concurrent balance moves into shared transactions (SQLite; see GroupCommit). `alerts`: where budget threshold events go. */
   constructor(
     private readonly db: Kysely<Database>,
-    opts: { groupCommit?: boolean; alerts?: BudgetAlerts | null } = {},
+    opts: { groupCommit?: boolean; alerts?: BudgetAlerts | null | (() => BudgetAlerts | null) } = {},
   ) {
     const group = opts.groupCommit ? new GroupCommit(db) : null;
     this.transact = group ? (work) => group.run(work) : (work) => db.transaction().execute(work);
-    this.alerts = opts.alerts ?? null;
+    const alerts = opts.alerts ?? null;
+    this.alerts = typeof alerts === 'function' ? alerts : () => alerts;
   }
 
-  private readonly alerts: BudgetAlerts | null;
+  /** Read at each settle: a config reload may change where alerts go. */
+  private readonly alerts: () => BudgetAlerts | null;
 
   /** Takes `amount` from the key's balance and holds it. Returns the reservation id, or null when the balance is short. */
   async reserve(keyId: string, amountMicros: number, now = Date.now()): Promise<string | null> {
@@ -193,13 +195,14 @@ export class ReservationsRepo {
         .where('window_start', '=', b.start)
         .returning(['spent_micros', 'limit_micros', 'alerted'])
         .executeTakeFirst();
-      if (!row || !this.alerts || charge <= 0) continue;
+      const alerts = this.alerts();
+      if (!row || !alerts || charge <= 0) continue;
       const spent = Number(row.spent_micros);
       const limit = Number(row.limit_micros);
       const alerted = Number(row.alerted);
       let bits = 0;
       const crossed: number[] = [];
-      this.alerts.thresholds.forEach((t, i) => {
+      alerts.thresholds.forEach((t, i) => {
         if (!(alerted & (1 << i)) && limit > 0 && spent * 100 >= limit * t) {
           bits |= 1 << i;
           crossed.push(t);
@@ -213,7 +216,7 @@ export class ReservationsRepo {
         const payload = budgetEvent(b, keyId, t, spent, limit, now);
         await trx
           .insertInto('webhook_outbox')
-          .values({ id, task_id: '', key_id: keyId, url: this.alerts.url, event: BUDGET_EVENT, payload, state: 'pending', attempts: 0, next_attempt_at: now, lease_owner: null, lease_until: 0, last_status: 0, last_error: '', created_at: now, delivered_at: 0 })
+          .values({ id, task_id: '', key_id: keyId, url: alerts.url, event: BUDGET_EVENT, payload, state: 'pending', attempts: 0, next_attempt_at: now, lease_owner: null, lease_until: 0, last_status: 0, last_error: '', created_at: now, delivered_at: 0 })
           .execute();
       }
     }
