@@ -21,6 +21,8 @@ export interface UsageView {
   output_units: number;
   cost_usd: string;
   latency_ms: number;
+  /** How the cost was reached: unit, quantity, rate and the price factors applied ('' for rows that cost nothing). */
+  billed_by: string;
 }
 
 export const GROUPS = ['key', 'model', 'hour', 'day'] as const;
@@ -38,6 +40,7 @@ function view(r: UsageRow): UsageView {
     output_units: r.output_units,
     cost_usd: usd(r.cost_micros),
     latency_ms: r.latency_ms,
+    billed_by: r.billed_by ?? '',
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.js';
+import type { BudgetRule, Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
 import { budgetCharges, budgetRefusal, priceRatioOf } from './budgets.js';
@@ -169,6 +169,19 @@ export class CreditService {
     // key owes, so it gives back what it has), and the settle still answers for its ledger row.
     const still = await this.leases?.book.payOwed(keyId).catch(() => undefined);
     return still === undefined ? owed : Math.min(owed, still);
+  }
+
+  /**
+   * Charges a cost that has no hold any more (a video task the provider finished after the gateway
+   * gave up on it and released its hold): from the balance, the rest owed.
+   */
+  async chargeWithoutHold(keyId: string, costMicros: number): Promise<Settled> {
+    // The key's price ratio applies, and the cost counts as spent in its budgets' current windows.
+    const terms = await this.repo.termsOf(keyId);
+    const cost = Number.isFinite(costMicros) ? Math.max(0, Math.ceil(costMicros * terms.ratio)) : 0;
+    const now = this.now();
+    const owed = await this.repo.charge(keyId, cost, budgetCharges(terms.budgets as BudgetRule[], now, this.timeZone()), now);
+    return { chargedMicros: cost, overageMicros: owed > 0 ? await this.owedAfterLease(keyId, owed) : 0 };
   }
 
   /** Returns the held amount; true when this call closed the hold. */

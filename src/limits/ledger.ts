@@ -89,6 +89,7 @@ function clean(e: Omit<UsageEntry, 'created_at'> & { created_at?: number }): Usa
     overage_micros: int(e.overage_micros),
     latency_ms: int(e.latency_ms),
     created_at: int(e.created_at ?? Date.now()),
+    billed_by: e.billed_by ? text(e.billed_by) : '',
   };
 }
 

@@ -469,6 +469,15 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('projects').execute();
       },
     },
+    // What each usage row was billed by: unit, quantity, rate and the price factors applied.
+    '0012_usage_billed_by': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('billed_by', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('billed_by').execute();
+      },
+    },
   };
 }
 

@@ -126,6 +126,8 @@ export interface UsageTable {
   overage_micros: Generated<number>;
   latency_ms: number;
   created_at: number;
+  /** How the cost was reached: `10 s × $0.05/s (720p) × 1.5 (audio)`; empty for rows that cost nothing. */
+  billed_by: Generated<string>;
 }
 
 /** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */

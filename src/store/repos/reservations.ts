@@ -242,6 +242,43 @@ export class ReservationsRepo {
     return r === null || r === undefined ? 1 : Number(r);
   }
 
+  /**
+   * Charges a key without a hold (a video task that succeeded after its hold was released): from
+   * the balance as far as it goes, the rest owed. Returns the owed part; 0 for unlimited keys.
+   */
+  charge(keyId: string, amountMicros: number, budgets: BudgetCharge[] = [], now = Date.now()): Promise<number> {
+    const amount = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(amountMicros)));
+    return this.transact(async (trx) => {
+      // Spent in the budget windows of now (no room is asked: the money is spent already), before the key's row.
+      for (const b of [...budgets].sort((x, y) => (x.scope < y.scope ? -1 : 1))) {
+        await trx
+          .insertInto('budget_windows')
+          .values({ scope: b.scope, window_start: b.start, window_end: b.end, limit_micros: b.limitMicros })
+          .onConflict((oc) => oc.columns(['scope', 'window_start']).doNothing())
+          .execute();
+      }
+      if (budgets.length) await this.closeBudgets(trx, keyId, budgets, 0, amount, now);
+      return chargeBeyondHold(trx, keyId, amount);
+    });
+  }
+
+  /** The key's budget and its project's, with what the ratio of prices is (for a charge that has no principal at hand). */
+  async termsOf(keyId: string): Promise<{ ratio: number; budgets: { scope: string; kind: 'key' | 'project'; name: string; limitMicros: number; period: string }[] }> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .leftJoin('projects', 'projects.id', 'api_keys.project_id')
+      .select(['api_keys.name', 'api_keys.budget_micros', 'api_keys.budget_period', 'api_keys.project_id', 'projects.name as project_name', 'projects.price_ratio', 'projects.budget_micros as project_budget', 'projects.budget_period as project_period'])
+      .where('api_keys.id', '=', keyId)
+      .executeTakeFirst();
+    const budgets: { scope: string; kind: 'key' | 'project'; name: string; limitMicros: number; period: string }[] = [];
+    if (!row) return { ratio: 1, budgets };
+    if (row.budget_micros !== null && row.budget_period) budgets.push({ scope: `key:${keyId}`, kind: 'key', name: row.name, limitMicros: Number(row.budget_micros), period: row.budget_period });
+    if (row.project_id && row.project_budget !== null && row.project_period) {
+      budgets.push({ scope: `project:${row.project_id}`, kind: 'project', name: row.project_name ?? '', limitMicros: Number(row.project_budget), period: row.project_period });
+    }
+    return { ratio: row.price_ratio === null ? 1 : Number(row.price_ratio), budgets };
+  }
+
   async balance(keyId: string): Promise<number | null | undefined> {
     return (await this.account(keyId))?.balanceMicros;
   }

@@ -16,7 +16,7 @@ export interface UsageTotal {
 }
 
 // Every column a ledger row writes, in the order of the compiled statements' parameters.
-const COLUMNS = ['key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_micros', 'overage_micros', 'latency_ms', 'created_at'] as const;
+const COLUMNS = ['key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_micros', 'overage_micros', 'latency_ms', 'created_at', 'billed_by'] as const;
 
 /**
  * The parameters of rows `from`..`to` in COLUMNS order, one flat array. Written out column by
@@ -27,7 +27,7 @@ function parametersOf(rows: readonly UsageEntry[], from: number, to: number): un
   const out: unknown[] = [];
   for (let i = from; i < to; i++) {
     const r = rows[i];
-    out.push(r.key_id, r.model, r.channel, r.endpoint, r.status, r.input_units, r.output_units, r.cost_micros, r.overage_micros ?? 0, r.latency_ms, r.created_at);
+    out.push(r.key_id, r.model, r.channel, r.endpoint, r.status, r.input_units, r.output_units, r.cost_micros, r.overage_micros ?? 0, r.latency_ms, r.created_at, r.billed_by ?? '');
   }
   return out;
 }
