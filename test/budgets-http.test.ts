@@ -95,6 +95,9 @@ describe('budgets on the routes', () => {
     await gw.services.ledger.flush();
     const costs = await gw.services.store.db.selectFrom('usage').select('cost_micros').where('key_id', '=', k.id).where('status', '=', 200).execute();
     expect(costs.map((c) => Number(c.cost_micros))).toEqual([30_000, 30_000, 30_000]);
+    // The prices the key reads are the prices it pays.
+    const model = (await (await fetch(`${gw.url}/v1/models/sim-image`, { headers: { authorization: `Bearer ${k.key}` } })).json()) as any;
+    expect(model.pricing).toMatchObject({ currency: 'USD', per_image: 0.03 });
     const view = await gw.api('GET', `/admin/api/projects/${prj.body.id}`);
     expect(view.body).toMatchObject({ budget_spent_usd: '0.090000', budget_held_usd: '0.000000', keys: 1 });
     // 90 / 95 = 94.7 %: the 50 % and 80 % alerts, one delivery each.

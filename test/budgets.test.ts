@@ -141,6 +141,9 @@ describe('budgets', () => {
     // Week windows start on Monday: 2026-03-30 is one.
     expect(new Date(w.window_start).toISOString()).toBe('2026-03-30T00:00:00.000Z');
     expect(w.spent_micros).toBe(0.6 * USD);
+    // A video the provider finished after its hold was released is charged at the ratio, and counts.
+    expect(await credits[1].chargeWithoutHold(p.keyId, 0.1 * USD)).toEqual({ chargedMicros: 0.25 * USD, overageMicros: 0 });
+    expect((await windows())[0].spent_micros).toBe(0.85 * USD);
     // A refusal's hint reasons in list prices: a $0.001 balance at ratio 2.5 buys $0.0004 of list price.
     const poor = await key({ creditMicros: 1000, projectId: prj.id });
     await expect(credits[0].reserve(poor, 1000, (balance) => `list ${balance}`)).rejects.toThrow(/needs \$0\.0025 .* has \$0\.001 left\. list 400 Ask/);
