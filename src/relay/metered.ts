@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ModelConfig } from '../config/schema.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { toGatewayError } from '../http/error-answer.js';
 import { clientStillThere, type DepartureSignal } from '../http/departure.js';
 import type { CreditService, Hold, Settled } from '../limits/credit.js';
 import type { FitHint } from '../limits/credit-refusal.js';
@@ -101,7 +102,7 @@ export async function meteredCall<A, R>(
 ): Promise<R> {
   let channel = '';
   const inputUnits = m.inputUnits ?? 0;
-  const write = (status: number, input: number, output: number, cost: number, overage = 0, billedBy = '') =>
+  const write = (status: number, input: number, output: number, cost: number, overage = 0, note: RowNote = {}) =>
     d.ledger.record({
       key_id: m.principal.keyId,
       model: m.model.id,
@@ -113,15 +114,17 @@ export async function meteredCall<A, R>(
       cost_micros: cost,
       overage_micros: overage,
       latency_ms: Date.now() - m.started,
-      billed_by: billedBy,
+      billed_by: note.billedBy ?? '',
+      error: note.error ?? '',
     });
-  const record = (status: number, input: number, output: number, cost: number, overage = 0, billedBy = '') => {
-    if (m.claimRow()) write(status, input, output, cost, overage, billedBy);
+  const record = (status: number, input: number, output: number, cost: number, overage = 0, note: RowNote = {}) => {
+    if (m.claimRow()) write(status, input, output, cost, overage, note);
   };
   const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', m.goneMessage);
   if (m.gone ? m.gone() : m.departed.aborted) {
-    record(CLIENT_CLOSED, inputUnits, 0, 0);
-    throw gone();
+    const err = gone();
+    record(CLIENT_CLOSED, inputUnits, 0, 0, 0, { error: err.message });
+    throw err;
   }
   const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : await d.credit.reserve(m.principal, m.holdMicros, m.fit);
 
@@ -140,7 +143,7 @@ export async function meteredCall<A, R>(
     );
     outcome = await use(answer, { channel, hold });
     if (outcome.later) {
-      settleLater(d, hold, outcome, m.claimRow() ? (output, cost, overage, billedBy) => write(outcome.status, outcome.input ?? inputUnits, output, cost, overage, billedBy) : () => undefined);
+      settleLater(d, hold, outcome, m.claimRow() ? (output, cost, overage, billedBy) => write(outcome.status, outcome.input ?? inputUnits, output, cost, overage, { billedBy }) : () => undefined);
       return outcome.value;
     }
     if (outcome.costMicros !== undefined && !outcome.settleFailed) {
@@ -149,7 +152,7 @@ export async function meteredCall<A, R>(
   } catch (err) {
     await releaseQuietly(d.credit, hold);
     const failure = err instanceof UpstreamFailure ? (err.kind === 'aborted' ? gone() : failureToGatewayError(err)) : err;
-    record(statusOf(failure), inputUnits, 0, 0);
+    record(statusOf(failure), inputUnits, 0, 0, 0, { error: toGatewayError(failure).message });
     throw failure;
   }
   const cost = outcome.costMicros;
@@ -160,8 +163,14 @@ export async function meteredCall<A, R>(
       return null;
     });
   }
-  record(outcome.status, outcome.input ?? inputUnits, outcome.output ?? 0, settled?.chargedMicros ?? cost ?? 0, settled?.overageMicros ?? 0, cost !== undefined ? (outcome.billedBy ?? '') : '');
+  record(outcome.status, outcome.input ?? inputUnits, outcome.output ?? 0, settled?.chargedMicros ?? cost ?? 0, settled?.overageMicros ?? 0, { billedBy: cost !== undefined ? outcome.billedBy : undefined });
   return outcome.value;
+}
+
+/** What a ledger row says beside its numbers: how its cost was reached, or what its client was told. */
+interface RowNote {
+  billedBy?: string;
+  error?: string;
 }
 
 /** Closes a hold whose cost a later promise tells (the request's row claimed already, written here). */

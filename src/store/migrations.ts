@@ -478,6 +478,15 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('usage').dropColumn('billed_by').execute();
       },
     },
+    // A ledger row's error: the message its client was answered with (empty for a success).
+    '0016_console': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('error', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('error').execute();
+      },
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import { redact, redactDeep } from '../http/redact.js';
 import { taskAllowsPrivateNetwork } from './binding.js';
 import type { BillableUnits, ProviderTaskView, VideoGenerationRequest } from '../providers/video-types.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
+import { TASK_SETTLE_ENDPOINT } from '../store/repos/usage.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import type { TaskLog } from './log.js';
 import type { MoveHooks } from './move-hooks.js';
@@ -180,7 +181,7 @@ export class TaskTransitions {
    */
   async closeHold(row: TaskRow, reported: BillableUnits | null, failureStatus = 502): Promise<void> {
     const hold = { reservationId: row.reservation_id, keyId: row.key_id };
-    const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: 'video.settle', input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
+    const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: TASK_SETTLE_ENDPOINT, input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
     if (row.status === 'SUCCESS') {
       // What the provider reported wins; what it left out (a resolution Kling does not echo) is the request's.
       const estimate = estimatedUnits(row);
@@ -192,7 +193,7 @@ export class TaskTransitions {
       const settled = await this.d.credit.settle(hold, q.micros);
       if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros, billed_by: q.billedBy });
     } else if (row.status === 'FAILURE') {
-      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
+      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0, error: row.fail_reason });
     }
   }
 }
