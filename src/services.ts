@@ -112,7 +112,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
-  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
+  // Read at each use: a config reload replaces config.limits.
+  const alerts = () => {
+    const a = config.limits.budget_alerts;
+    return a.url ? { url: a.url, thresholds: a.thresholds } : null;
+  };
+  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
@@ -137,6 +142,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     config.limits.credit_leases
       ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
       : null,
+    { timeZone: () => config.limits.budget_time_zone },
   );
   const metrics = new Metrics();
   const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
