@@ -67,7 +67,8 @@ export class IdempotencyRepo {
         .where('idem_key', '=', c.idemKey)
         .executeTakeFirst();
       if (!row) continue;
-      if (row.expires_at <= c.now) {
+      // Expired: a kept answer, or a claim whose request no longer runs (one still running keeps its key).
+      if (row.expires_at <= c.now && row.lease_until <= c.now) {
         await this.db.deleteFrom('idempotency_keys').where('key_id', '=', c.keyId).where('idem_key', '=', c.idemKey).where('owner', '=', row.owner).execute();
         continue;
       }
@@ -118,9 +119,9 @@ export class IdempotencyRepo {
     await this.db.deleteFrom('idempotency_keys').where('key_id', '=', keyId).where('idem_key', '=', idemKey).where('owner', '=', owner).where('state', '=', 'running').execute();
   }
 
-  /** Removes expired rows (called by a periodic sweep). */
+  /** Removes expired rows, but not the claim of a request still running (called by a periodic sweep). */
   async sweep(now = Date.now()): Promise<number> {
-    const res = await this.db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+    const res = await this.db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).where('lease_until', '<=', now).executeTakeFirst();
     return Number(res.numDeletedRows);
   }
 }
