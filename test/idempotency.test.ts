@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../src/simulator/server.js';
+import type { Simulator } from '../src/simulator/server.js';
 import { embeddedDefault } from '../src/config-file/defaults.js';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
-import { CHAT_TEST_MODELS } from './helpers/chat.js';
+import { startChatRig, type ChatRig } from './helpers/chat.js';
 import { eventually } from './helpers/eventually.js';
 import { photo } from './helpers/png.js';
 import { IdempotencyRepo } from '../src/store/repos/idempotency.js';
@@ -35,11 +35,6 @@ async function upstreamCalls(sim: { url: string }): Promise<Record<string, numbe
 
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 
-async function fault(sim: Simulator, f: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(f) });
-  if (res.status !== 200) throw new Error(`fault not accepted: ${await res.text()}`);
-}
-
 /** A request written byte by byte: fetch and Node's client refuse control characters in a header. */
 function rawPost(gw: TestGateway, path: string, key: string, idem: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
@@ -64,25 +59,14 @@ function rawPost(gw: TestGateway, path: string, key: string, idem: string): Prom
 const CHAT = { model: 'gpt-sim', messages: [{ role: 'user', content: 'Hello there' }] };
 
 describe('Idempotency-Key on chat and images (standalone simulator)', () => {
+  let rig: ChatRig;
   let sim: Simulator;
   let gw: TestGateway;
   beforeAll(async () => {
-    sim = await startSimulator({ port: 0 });
-    gw = await startGateway({
-      simulator: { embedded: false },
-      relay: { breaker_failures: 1000 },
-      channels: [
-        { name: 'oai', type: 'openai', base_url: `${sim.url}/v1`, api_key: 'sk-test-openai-upstream', models: ['gpt-sim'] },
-        { name: 'anth', type: 'anthropic', base_url: sim.url, api_key: 'sk-ant-test-upstream', models: ['claude-sim'] },
-        { name: 'simch', type: 'simulator', base_url: sim.url, api_key: 'sim-key', models: ['sim-chat', 'sim-image'] },
-      ],
-      models: CHAT_TEST_MODELS,
-    });
+    rig = await startChatRig({ relay: { breaker_failures: 1000 } });
+    ({ sim, gw } = rig);
   });
-  afterAll(async () => {
-    await gw.close();
-    await sim.close();
-  });
+  afterAll(async () => rig.close());
 
   it('replays a chat completion: the same answer, one upstream call, one charge, one ledger row', async () => {
     const { id, key } = await gw.createKey({ creditMicros: 1_000_000 });
@@ -182,7 +166,7 @@ describe('Idempotency-Key on chat and images (standalone simulator)', () => {
   it('runs two duplicates that arrive at once only once: the second waits and gets the first answer', async () => {
     const { id, key } = await gw.createKey({ creditMicros: 1_000_000 });
     const idem = freshKey();
-    await fault(sim, { kind: 'latency', ms: 700, match: 'openai.chat' });
+    await rig.fault({ kind: 'latency', ms: 700, match: 'openai.chat' });
     const before = (await upstreamCalls(sim))['openai.chat'] ?? 0;
     const [a, b] = await Promise.all([send(gw, '/v1/chat/completions', key, CHAT, idem), send(gw, '/v1/chat/completions', key, CHAT, idem)]);
     expect([a.status, b.status]).toEqual([200, 200]);
@@ -207,7 +191,7 @@ describe('Idempotency-Key on chat and images (standalone simulator)', () => {
   it('does not keep an upstream failure or a stream the upstream broke off: the retry calls the upstream again', async () => {
     const { key } = await gw.createKey();
     const idem = freshKey();
-    await fault(sim, { kind: 'status', status: 500, match: 'openai.chat', count: 10 });
+    await rig.fault({ kind: 'status', status: 500, match: 'openai.chat', count: 10 });
     const failed = await send(gw, '/v1/chat/completions', key, CHAT, idem);
     expect(failed.status).toBeGreaterThanOrEqual(500);
     await fetch(`${sim.url}/__sim/faults`, { method: 'DELETE' });
@@ -218,7 +202,7 @@ describe('Idempotency-Key on chat and images (standalone simulator)', () => {
     expect((await upstreamCalls(sim))['openai.chat']).toBe(before + 1);
 
     const streamed = freshKey();
-    await fault(sim, { kind: 'truncate', match: 'openai.chat' });
+    await rig.fault({ kind: 'truncate', match: 'openai.chat' });
     const cut = await send(gw, '/v1/chat/completions', key, { ...CHAT, stream: true }, streamed);
     expect(cut.status).toBe(200);
     expect(cut.text).toMatch(/error/);
@@ -272,26 +256,19 @@ describe('Idempotency-Key on chat and images (standalone simulator)', () => {
 });
 
 describe('Idempotency-Key while the first request runs, and after it expired', () => {
+  let rig: ChatRig;
   let sim: Simulator;
   let gw: TestGateway;
   beforeAll(async () => {
-    sim = await startSimulator({ port: 0 });
-    gw = await startGateway({
-      simulator: { embedded: false },
-      idempotency: { ttl_s: 1, wait_s: 0 },
-      channels: [{ name: 'oai', type: 'openai', base_url: `${sim.url}/v1`, api_key: 'sk-test-openai-upstream', models: ['gpt-sim'] }],
-      models: { 'gpt-sim': CHAT_TEST_MODELS['gpt-sim'] },
-    });
+    rig = await startChatRig({ config: { idempotency: { ttl_s: 1, wait_s: 0 } } });
+    ({ sim, gw } = rig);
   });
-  afterAll(async () => {
-    await gw.close();
-    await sim.close();
-  });
+  afterAll(async () => rig.close());
 
   it('answers 409 idempotency_in_progress with Retry-After when the repeat may not wait, then replays once the first is done', async () => {
     const { key } = await gw.createKey();
     const idem = freshKey();
-    await fault(sim, { kind: 'latency', ms: 800, match: 'openai.chat' });
+    await rig.fault({ kind: 'latency', ms: 800, match: 'openai.chat' });
     const first = send(gw, '/v1/chat/completions', key, CHAT, idem);
     await eventually(async () => ((await upstreamCalls(sim))['openai.chat'] ?? 0) >= 1, 5_000, 'the first request upstream');
     const busy = await send(gw, '/v1/chat/completions', key, CHAT, idem);
