@@ -156,11 +156,17 @@ describe('Idempotency-Key on chat and images (standalone simulator)', () => {
     const control = await rawPost(gw, '/v1/chat/completions', key, 'a\tb');
     expect(control.status).toBe(400);
     expect(control.body.error.code).toBe('invalid_idempotency_key');
+    // Sent twice: Node would join the two values into one that looks valid.
+    const twice = await rawPost(gw, '/v1/chat/completions', key, 'one\r\nIdempotency-Key: two');
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.code).toBe('invalid_idempotency_key');
+    // A comma inside one value is fine.
+    expect((await send(gw, '/v1/chat/completions', key, CHAT, `a,b-${freshKey()}`)).status).toBe(200);
     // 255 printable characters, spaces inside included, are fine.
     const longest = 'a b~'.repeat(63) + 'xyz';
     expect(longest).toHaveLength(255);
     expect((await send(gw, '/v1/chat/completions', key, CHAT, longest)).status).toBe(200);
-    expect(total(await upstreamCalls(sim))).toBe(before + 1);
+    expect(total(await upstreamCalls(sim))).toBe(before + 2);
   });
 
   it('runs two duplicates that arrive at once only once: the second waits and gets the first answer', async () => {

@@ -1,5 +1,5 @@
 import { createHash, randomUUID, type Hash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { GatewayError } from '../http/errors.js';
 import { clientGone, whenClosed } from '../http/departure.js';
 import type { IdempotencyRepo, KeptAnswer } from '../store/repos/idempotency.js';
@@ -32,13 +32,20 @@ const NOT_REPLAYED = /^(?:connection|keep-alive|transfer-encoding|content-length
  * The request's Idempotency-Key, null when it sends none; 400 when it is not 1–255 printable ASCII
  * characters.
  */
-export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | null {
-  const value = headers[HEADER];
+export function idempotencyKeyOf(raw: IncomingMessage): string | null {
+  const value = raw.headers[HEADER];
   if (value === undefined) return null;
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_LENGTH || !PRINTABLE.test(value)) {
+  // Node joins a repeated header's values with ", ": a comma sends a look at the raw headers.
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_LENGTH || !PRINTABLE.test(value) || (value.includes(',') && repeated(raw.rawHeaders))) {
     throw new GatewayError(400, 'invalid_idempotency_key', `The Idempotency-Key header must be 1 to ${MAX_LENGTH} printable ASCII characters (space to ~), sent once.`, {}, 'Idempotency-Key');
   }
   return value;
+}
+
+function repeated(rawHeaders: string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === HEADER) seen++;
+  return seen > 1;
 }
 
 /**

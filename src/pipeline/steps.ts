@@ -86,7 +86,7 @@ export class Exchange {
         await this.key();
         await admitKeyLimits(this.deps.limits, request, ledgerEndpointOf(request), reply);
       }
-      const idemKey = route.options.idempotent && this.deps.idempotency ? idempotencyKeyOf(request.headers) : null;
+      const idemKey = route.options.idempotent && this.deps.idempotency ? idempotencyKeyOf(request.raw) : null;
       for (const step of route.steps) {
         await step(request, reply);
         if (reply.sent) return;
