@@ -113,7 +113,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
-  const idempotencyKeys = new IdempotencyRepo(store.db);
+  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
   const limits = await createRateLimits(config, warn);

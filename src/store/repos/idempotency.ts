@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { GroupCommit } from '../group-commit.js';
+import { prepared } from '../prepared.js';
 
 // Idempotency-Key claims and kept answers, one row per (API key, Idempotency-Key). The row's
 // primary key makes the claim atomic on SQLite and PostgreSQL alike: of two requests inserting it at
@@ -34,32 +36,45 @@ export interface ClaimRequest {
   leaseUntil: number;
 }
 
+type Row = Database['idempotency_keys'];
+
 export class IdempotencyRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  // Every request with a key runs these two (compiled once: no SQL built per request).
+  private readonly insertClaim;
+  private readonly keepAnswer;
+
+  /** `groupCommit`: concurrent claims and kept answers share transactions (SQLite; see GroupCommit). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    opts: { groupCommit?: boolean } = {},
+  ) {
+    const group = opts.groupCommit ? new GroupCommit(db) : null;
+    this.insertClaim = prepared(
+      db,
+      (key_id: string, idem_key: string, fingerprint: string, owner: string, state: Row['state'], lease_until: number, status: number, headers: string, body: Buffer | null, created_at: number, expires_at: number) =>
+        db
+          .insertInto('idempotency_keys')
+          .values({ key_id, idem_key, fingerprint, owner, state, lease_until, status, headers, body, created_at, expires_at })
+          .onConflict((oc) => oc.columns(['key_id', 'idem_key']).doNothing())
+          .returning('owner'),
+      ['', '', '', '', 'running', 0, 0, '', null, 0, 0],
+      group,
+    );
+    this.keepAnswer = prepared(
+      db,
+      (state: Row['state'], lease_until: number, status: number, headers: string, body: Buffer, keyId: string, idemKey: string, owner: string) =>
+        db.updateTable('idempotency_keys').set({ state, lease_until, status, headers, body }).where('key_id', '=', keyId).where('idem_key', '=', idemKey).where('owner', '=', owner),
+      ['done', 0, 0, '', Buffer.alloc(0), '', '', ''],
+      group,
+    );
+  }
 
   /** Claims the key for this request, or says why not. */
   async claim(c: ClaimRequest): Promise<ClaimResult> {
     // A row that goes away between the insert and the read (released, expired) is claimed again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const inserted = await this.db
-        .insertInto('idempotency_keys')
-        .values({
-          key_id: c.keyId,
-          idem_key: c.idemKey,
-          fingerprint: c.fingerprint,
-          owner: c.owner,
-          state: 'running',
-          lease_until: c.leaseUntil,
-          status: 0,
-          headers: '',
-          body: null,
-          created_at: c.now,
-          expires_at: c.expiresAt,
-        })
-        .onConflict((oc) => oc.columns(['key_id', 'idem_key']).doNothing())
-        .returning('owner')
-        .executeTakeFirst();
-      if (inserted) return { kind: 'claimed' };
+      const inserted = await this.insertClaim(c.keyId, c.idemKey, c.fingerprint, c.owner, 'running', c.leaseUntil, 0, '', null, c.now, c.expiresAt);
+      if (inserted.length) return { kind: 'claimed' };
       const row = await this.db
         .selectFrom('idempotency_keys')
         .selectAll()
@@ -105,13 +120,7 @@ export class IdempotencyRepo {
 
   /** Keeps the claim's answer for replay. */
   async complete(keyId: string, idemKey: string, owner: string, answer: KeptAnswer): Promise<void> {
-    await this.db
-      .updateTable('idempotency_keys')
-      .set({ state: 'done', lease_until: 0, status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body })
-      .where('key_id', '=', keyId)
-      .where('idem_key', '=', idemKey)
-      .where('owner', '=', owner)
-      .execute();
+    await this.keepAnswer('done', 0, answer.status, JSON.stringify(answer.headers), answer.body, keyId, idemKey, owner);
   }
 
   /** Gives a running claim up: the next request with the key runs anew. */
@@ -125,3 +134,4 @@ export class IdempotencyRepo {
     return Number(res.numDeletedRows);
   }
 }
+
