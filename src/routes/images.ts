@@ -6,7 +6,7 @@ import { GatewayError, errors } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
 import { limitModel } from '../pipeline/steps.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
-import { imageCostMicros, type ImageUnits } from '../limits/pricing.js';
+import { imageCostMicros, imageQuote, type ImageUnits } from '../limits/pricing.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest, type Outcome } from '../relay/metered.js';
 import { deliverImages } from '../relay/image-delivery.js';
@@ -56,6 +56,7 @@ function holdUnits(params: ImageParams): ImageUnits {
     images: n,
     size: params.size,
     quality: params.quality,
+    n,
     megapixels: n * megapixels(params.size, 4.2),
     inputTokens: Math.ceil(params.prompt.length / 2),
     outputTokens: n * HOLD_TOKENS_PER_IMAGE,
@@ -69,6 +70,7 @@ function spentUnits(params: ImageParams, images: number, billed: ImagesBilled | 
     images: billed?.images ?? images,
     size: params.size,
     quality: params.quality,
+    n: params.n ?? 1,
     megapixels: billed?.megapixels ?? (billed?.images ?? images) * megapixels(params.size, 1.05),
     ...(tokens ? { inputTokens: billed?.inputTokens ?? 0, outputTokens: billed?.outputTokens ?? 0 } : {}),
   };
@@ -99,7 +101,10 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
       if (pending) {
         // The wait ended first: the task goes on and is settled by what it makes and the provider bills.
         const gone = request.departed.aborted;
-        const later = pending.finish().then((r) => ({ output: r.images, costMicros: imageCostMicros(model.config, spentUnits(params, r.images, r.billed)) }));
+        const later = pending.finish().then((r) => {
+          const q = imageQuote(model.config, spentUnits(params, r.images, r.billed));
+          return { output: r.images, costMicros: q.micros, billedBy: q.billedBy };
+        });
         const error = gone
           ? new GatewayError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request before the images were ready.')
           : new GatewayError(504, 'upstream_timeout', `The images were not ready in time (task ${pending.taskIds.join(', ')}); the task is left to finish and is charged only what it makes. Retry, or raise the model's wait.timeout_s.`);
@@ -109,11 +114,13 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
       // Vercel AI SDK's edit path send none and read only b64_json.
       const format = params.response_format ?? (endpoint === 'images.edits' ? 'b64_json' : undefined);
       const data = await deliverImages(result, format, { target: served!, upstream: services.upstream, files, base: baseForRequest(services.config, request), signal: request.departed });
+      const spent = imageQuote(model.config, spentUnits(params, data.length, result.billed));
       return {
         // Settled by the images returned (none: nothing charged), in the unit the model is priced in.
         status: 200,
         output: data.length,
-        costMicros: imageCostMicros(model.config, spentUnits(params, data.length, result.billed)),
+        costMicros: spent.micros,
+        billedBy: spent.billedBy,
         value: {
           created: result.created,
           ...result.extra,

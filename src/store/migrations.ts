@@ -433,6 +433,24 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    // What each usage row was billed by: unit, quantity, rate and the price factors applied.
+    '0012_usage_billed_by': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('billed_by', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('billed_by').execute();
+      },
+    },
+    // A ledger row's error: the message its client was answered with (empty for a success).
+    '0016_console': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('error', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('error').execute();
+      },
+    },
     // Idempotency-Key: one row per (key, Idempotency-Key), claimed by the primary key's uniqueness,
     // so two instances never both run the same request; the first answer is kept until expires_at.
     '0013_idempotency': {

@@ -92,6 +92,10 @@ export interface UsageTable {
   overage_micros: Generated<number>;
   latency_ms: number;
   created_at: number;
+  /** How the cost was reached: `10 s × $0.05/s (720p) × 1.5 (audio)`; empty for rows that cost nothing. */
+  billed_by: Generated<string>;
+  /** The message the client was answered with when the request failed or was refused; '' otherwise. */
+  error: Generated<string>;
 }
 
 /** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */

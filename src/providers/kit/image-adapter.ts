@@ -10,7 +10,7 @@ import { multipartBody, type FormFile } from '../multipart-body.js';
 import { sameOrigin } from '../video-support.js';
 import { KitHttp } from './http.js';
 import type { CreateVariant, ImageManifest, Manifest } from './manifest.js';
-import { imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
+import { imageCaps, imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
 import { pathOf } from './request.js';
 import { FETCHING, FileValue, fill, ImageRef, type RequestScope } from './template.js';
 import { at, holds, passes, text } from './values.js';
@@ -397,6 +397,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   return {
     generate: (call, target, params) => run(call, target, 'generate', params),
     edit: (call, target, input) => run(call, target, 'edit', input, input),
+    caps: (model) => imageCaps(m, model),
   };
 }
 
