@@ -308,36 +308,7 @@ describe('Idempotency-Key while the first request runs, and after it expired', (
   });
 });
 
-describe('Idempotency-Key claims in the store', () => {
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startGateway();
-  });
-  afterAll(async () => gw.close());
-
-  it('a claim whose instance stopped renewing it is taken over; one still leased is neither taken over nor swept', async () => {
-    const repo = new IdempotencyRepo(gw.services.store.db);
-    const now = Date.now();
-    const claim = (owner: string, at: number, ttl = 60_000) => repo.claim({ keyId: 'key_t', idemKey: 'k1', fingerprint: 'f', owner, now: at, expiresAt: at + ttl, leaseUntil: at + 30_000 });
-    expect(await claim('a', now, 1_000)).toEqual({ kind: 'claimed' });
-    // Past its expiry but still leased: the request runs, its key stays.
-    expect(await claim('b', now + 5_000)).toEqual({ kind: 'running' });
-    expect(await repo.sweep(now + 5_000)).toBe(0);
-    // Lease over: the next claim takes it over; the old owner can no longer keep an answer.
-    expect(await claim('c', now + 31_000)).toEqual({ kind: 'claimed' });
-    await repo.complete('key_t', 'k1', 'a', { status: 200, headers: {}, body: Buffer.from('stale') });
-    await repo.complete('key_t', 'k1', 'c', { status: 201, headers: { 'content-type': 'text/plain' }, body: Buffer.from('kept') });
-    const done = await claim('d', now + 32_000);
-    expect(done).toMatchObject({ kind: 'done', answer: { status: 201, headers: { 'content-type': 'text/plain' } } });
-    expect(done.kind === 'done' && done.answer.body.toString()).toBe('kept');
-    // A released claim frees the key at once.
-    expect(await repo.claim({ keyId: 'key_t', idemKey: 'k2', fingerprint: 'f', owner: 'e', now, expiresAt: now + 60_000, leaseUntil: now + 30_000 })).toEqual({ kind: 'claimed' });
-    await repo.release('key_t', 'k2', 'e');
-    expect(await repo.claim({ keyId: 'key_t', idemKey: 'k2', fingerprint: 'other', owner: 'f', now, expiresAt: now + 60_000, leaseUntil: now + 30_000 })).toEqual({ kind: 'claimed' });
-  });
-});
-
-describe('Idempotency-Key on video creates (embedded simulator)', () => {
+describe('Idempotency-Key on video creates, and its claims in the store (embedded simulator)', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     const d = embeddedDefault({});
@@ -375,5 +346,26 @@ describe('Idempotency-Key on video creates (embedded simulator)', () => {
     const res = await send(gw, '/v1/video/generations', key, { model: 'sim-video', prompt: 'a corgi' }, 'k'.repeat(256));
     expect(res.status).toBe(400);
     expect(JSON.parse(res.text)).toMatchObject({ code: 'invalid_idempotency_key', data: null });
+  });
+
+  it('a claim whose instance stopped renewing it is taken over; one still leased is neither taken over nor swept', async () => {
+    const repo = new IdempotencyRepo(gw.services.store.db);
+    const now = Date.now();
+    const claim = (owner: string, at: number, ttl = 60_000) => repo.claim({ keyId: 'key_t', idemKey: 'k1', fingerprint: 'f', owner, now: at, expiresAt: at + ttl, leaseUntil: at + 30_000 });
+    expect(await claim('a', now, 1_000)).toEqual({ kind: 'claimed' });
+    // Past its expiry but still leased: the request runs, its key stays.
+    expect(await claim('b', now + 5_000)).toEqual({ kind: 'running' });
+    expect(await repo.sweep(now + 5_000)).toBe(0);
+    // Lease over: the next claim takes it over; the old owner can no longer keep an answer.
+    expect(await claim('c', now + 31_000)).toEqual({ kind: 'claimed' });
+    await repo.complete('key_t', 'k1', 'a', { status: 200, headers: {}, body: Buffer.from('stale') });
+    await repo.complete('key_t', 'k1', 'c', { status: 201, headers: { 'content-type': 'text/plain' }, body: Buffer.from('kept') });
+    const done = await claim('d', now + 32_000);
+    expect(done).toMatchObject({ kind: 'done', answer: { status: 201, headers: { 'content-type': 'text/plain' } } });
+    expect(done.kind === 'done' && done.answer.body.toString()).toBe('kept');
+    // A released claim frees the key at once.
+    expect(await repo.claim({ keyId: 'key_t', idemKey: 'k2', fingerprint: 'f', owner: 'e', now, expiresAt: now + 60_000, leaseUntil: now + 30_000 })).toEqual({ kind: 'claimed' });
+    await repo.release('key_t', 'k2', 'e');
+    expect(await repo.claim({ keyId: 'key_t', idemKey: 'k2', fingerprint: 'other', owner: 'f', now, expiresAt: now + 60_000, leaseUntil: now + 30_000 })).toEqual({ kind: 'claimed' });
   });
 });
