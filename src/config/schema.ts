@@ -363,6 +363,16 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    idempotency: Type.Object(
+      {
+        // Seconds a request's Idempotency-Key and its first answer are kept (replayed to repeats).
+        ttl_s: Int({ minimum: 1, maximum: 30 * 86400, default: 86400 }),
+        // Seconds a repeat waits for the first request with its key to finish before 409
+        // idempotency_in_progress; 0 answers 409 at once.
+        wait_s: Type.Number({ minimum: 0, maximum: 600, default: 10 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     storage: StorageSchema,
     webhooks: WebhooksSchema,
     admin: Type.Object(

@@ -298,6 +298,26 @@ export interface RequestLogTable {
   response_body: string;
 }
 
+export interface IdempotencyKeyTable {
+  key_id: string;
+  /** The client's Idempotency-Key, as sent. */
+  idem_key: string;
+  /** SHA-256 (hex) of the request's method, path and body. */
+  fingerprint: string;
+  /** The claim of the request that runs (or ran) it. */
+  owner: string;
+  /** `running` while its first request runs, `done` once its answer is kept. */
+  state: 'running' | 'done';
+  /** A running claim not renewed by then is taken to be lost (its instance stopped) and may be taken over. */
+  lease_until: number;
+  /** The kept answer (state done): status, headers (JSON object), body bytes. */
+  status: number;
+  headers: string;
+  body: Buffer | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   request_logs: RequestLogTable;
   credit_leases: CreditLeaseTable;
@@ -318,4 +338,5 @@ export interface Database {
   task_events: TaskEventTable;
   responses: ResponseTable;
   response_items: ResponseItemTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
