@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { startServer, killAll } from './lib/children.mjs';
-import { writeConfig, createKey, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
+import { writeConfig, createKey, createProject, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
 import { chatPhase } from './phases/chat.mjs';
 import { streamsPhase } from './phases/streams.mjs';
 import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
@@ -22,6 +22,7 @@ import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './li
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { ensureBuilt } from '../bin/ensure-built.mjs';
 import { parseBenchArgs, USAGE } from './lib/args.mjs';
+import { withIds } from './lib/fresh-ids.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 let flags;
@@ -77,7 +78,7 @@ async function request(url, init) {
 
 /** A non-streamed chat completion must come back whole through every path before it is timed. */
 async function checkChat(name, t) {
-  const r = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: t.body });
+  const r = await request(t.url + t.path, { method: 'POST', headers: withIds(t), body: t.body });
   if (r.status !== 200 || !Array.isArray(r.json().choices)) throw new Error(`${name}: chat check answered ${r.status}: ${r.text.slice(0, 300)}`);
 }
 
@@ -122,6 +123,8 @@ async function main() {
     ctx.batch = taskDefaults.batch.default;
     const key = createKey(root, configPath).key;
     const unlimitedKey = createKey(root, configPath, { unlimited: true }).key;
+    createProject(root, configPath, 'bench-project');
+    const budgetedKey = createKey(root, configPath, { project: 'bench-project' }).key;
     const profDir = join(tmp, 'profile');
     const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
     // Tracing's cost: the same gateway (same database, same keys) with telemetry on, exporting to a
@@ -161,6 +164,11 @@ async function main() {
       unlimited: { ...route(mg.url, { authorization: `Bearer ${unlimitedKey}`, ...json }), pid: mg.pid },
       // Credit-limited chat with tracing on (10% parent-based, then always on), for its CPU cost.
       ...Object.fromEntries(Object.entries(traced).map(([name, server]) => [name, { ...route(server.url, { ...auth, ...json }), pid: server.pid }])),
+      // The credit-limited key again, in a project with a month budget: what budgets cost per request.
+      budgeted: { ...route(mg.url, { authorization: `Bearer ${budgetedKey}`, ...json }), pid: mg.pid },
+      // The credit-limited key again, each request with a new Idempotency-Key ([<id>] is replaced
+      // per request): what claiming and keeping every answer costs next to the `mediagate` row.
+      idempotent: { ...route(mg.url, { ...auth, ...json, 'idempotency-key': '[<id>]' }), ids: true, pid: mg.pid },
     };
     // --targets=raw,mediagate (development): only these chat targets (the direct one always, for added latency).
     if (flags.targets) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !flags.targets.includes(name)) delete ctx.chatTargets[name];

@@ -5,6 +5,8 @@ import { ModelsRepo } from './store/repos/models.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { ResponsesRepo } from './store/repos/responses.js';
+import { IdempotencyRepo } from './store/repos/idempotency.js';
+import { Idempotency } from './pipeline/idempotency.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
@@ -49,6 +51,8 @@ export interface Services {
   usage: UsageRepo;
   /** Stored Responses API answers (previous_response_id, item_reference, GET /v1/responses/{id}). */
   responses: ResponsesRepo;
+  /** Idempotency-Key claims and kept answers (the pipeline's idempotency step). */
+  idempotency: Idempotency;
   ledger: UsageLedger;
   credit: CreditService;
   relay: Relay;
@@ -141,9 +145,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     await simulator?.close();
     throw new GatewayConfigError((err as Error).message);
   }
-  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
+  // Read at each use: a config reload replaces config.limits.
+  const alerts = () => {
+    const a = config.limits.budget_alerts;
+    return a.url ? { url: a.url, thresholds: a.thresholds } : null;
+  };
+  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
+  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
   const limits = await createRateLimits(config, warn);
@@ -166,6 +176,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     config.limits.credit_leases
       ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
       : null,
+    { timeZone: () => config.limits.budget_time_zone },
   );
   const metrics = new Metrics();
   const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
@@ -199,6 +210,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
     responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
     if (config.request_logs.enabled) requestLogs.sweep().catch((err: unknown) => warn(`request-log retention sweep failed: ${(err as Error).message}`));
+    idempotencyKeys.sweep().catch((err: unknown) => warn(`expired idempotency keys sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -214,6 +226,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     secretBox,
     usage,
     responses,
+    idempotency: new Idempotency(idempotencyKeys, { ttlMs: config.idempotency.ttl_s * 1000, waitMs: config.idempotency.wait_s * 1000 }),
     ledger,
     credit,
     limits,

@@ -44,16 +44,26 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}, file = 'me
 /**
  * Creates a bench key through the CLI. Limited (default): rpm, concurrency and credit far above the
  * load and its cost, so every check runs and none bites. `{ unlimited: true }`: no rpm, no
- * concurrency limit, unlimited credit (the ledger still records every request).
+ * concurrency limit, unlimited credit (the ledger still records every request). `{ project }`: the
+ * limited key, in that project (created with `createProject`), so its budget is checked too.
  */
-export function createKey(root, configPath, { unlimited = false } = {}) {
+export function createKey(root, configPath, { unlimited = false, project } = {}) {
   const limits = unlimited ? [] : ['--rpm', '100000000', '--concurrency', '100000', '--credit', '100000000'];
+  const name = unlimited ? 'bench-unlimited' : project ? 'bench-budgeted' : 'bench';
   const out = execFileSync(
     process.execPath,
-    [join(root, 'dist/main.js'), 'keys', 'create', '--name', unlimited ? 'bench-unlimited' : 'bench', ...limits, '--json'],
+    [join(root, 'dist/main.js'), 'keys', 'create', '--name', name, ...limits, ...(project ? ['--project', project] : []), '--json'],
     { env: { ...process.env, MEDIAGATE_CONFIG: configPath }, encoding: 'utf8' },
   );
   return JSON.parse(out.trim().split('\n').pop());
+}
+
+/** A project with a month budget far above what the bench spends: every request checks and counts it, none is refused. */
+export function createProject(root, configPath, name) {
+  execFileSync(process.execPath, [join(root, 'dist/main.js'), 'projects', 'create', '--name', name, '--budget', '100000000', '--budget-period', 'month', '--json'], {
+    env: { ...process.env, MEDIAGATE_CONFIG: configPath },
+    encoding: 'utf8',
+  });
 }
 
 export function startMediagate(root, configPath, { nodeArgs = [], name = 'mediagate' } = {}) {

@@ -287,6 +287,18 @@ export const ConfigSchema = Type.Object(
         credit_lease_ttl_s: Int({ minimum: 2, maximum: 3600, default: 30 }),
         // Settled amounts are written back at most this long after the settle.
         credit_flush_ms: Int({ minimum: 10, maximum: 10000, default: 250 }),
+        // The IANA time zone whose calendar days, weeks (from Monday) and months budgets reset by.
+        budget_time_zone: Type.String({ default: 'UTC' }),
+        // budget.threshold webhooks (docs/limits.md): sent to `url`, signed with `secret`, once per
+        // threshold (percent of the budget spent) per budget window.
+        budget_alerts: Type.Object(
+          {
+            url: Type.Optional(Type.String({ maxLength: 2048 })),
+            secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]{24,}$' })),
+            thresholds: Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 1000 }), { minItems: 1, maxItems: 16, default: [50, 80, 100] }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -365,6 +377,16 @@ export const ConfigSchema = Type.Object(
         // What one key may keep stored; past either, its least recently used responses are evicted.
         max_per_key: Int({ minimum: 1, default: 10_000 }),
         max_mb_per_key: Type.Number({ exclusiveMinimum: 0, default: 100 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    idempotency: Type.Object(
+      {
+        // Seconds a request's Idempotency-Key and its first answer are kept (replayed to repeats).
+        ttl_s: Int({ minimum: 1, maximum: 30 * 86400, default: 86400 }),
+        // Seconds a repeat waits for the first request with its key to finish before 409
+        // idempotency_in_progress; 0 answers 409 at once.
+        wait_s: Type.Number({ minimum: 0, maximum: 600, default: 10 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -8,6 +8,7 @@ import { shown } from './text.js';
 import { Login } from './pages/login.js';
 import { Overview } from './pages/overview.js';
 import { Keys } from './pages/keys.js';
+import { Projects } from './pages/projects.js';
 import { Usage } from './pages/usage.js';
 import { Tasks, TaskPage } from './pages/tasks.js';
 import { Channels } from './pages/channels.js';
@@ -22,6 +23,7 @@ import { RequestLogs } from './pages/request-logs.js';
 const PAGES = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
+  ['projects', 'Projects'],
   ['spend', 'Spend'],
   ['usage', 'Usage'],
   ['request-logs', 'Request logs'],
@@ -47,6 +49,8 @@ function Page({ route }) {
   switch (page) {
     case 'keys':
       return html`<${Keys} />`;
+    case 'projects':
+      return html`<${Projects} />`;
     case 'spend':
       return html`<${Spend} />`;
     case 'usage':

@@ -433,6 +433,42 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    '0011_projects_budgets': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('projects')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull().unique())
+          .addColumn('price_ratio', 'double precision')
+          .addColumn('budget_micros', 'bigint')
+          .addColumn('budget_period', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.alterTable('api_keys').addColumn('project_id', 'text').execute();
+        await db.schema.alterTable('api_keys').addColumn('budget_micros', 'bigint').execute();
+        await db.schema.alterTable('api_keys').addColumn('budget_period', 'text').execute();
+        // The budget windows a hold counts against (JSON), closed with it in one transaction.
+        await db.schema.alterTable('reservations').addColumn('budget', 'text').execute();
+        await db.schema
+          .createTable('budget_windows')
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('window_start', 'bigint', (c) => c.notNull())
+          .addColumn('window_end', 'bigint', (c) => c.notNull())
+          .addColumn('limit_micros', 'bigint', (c) => c.notNull())
+          .addColumn('spent_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('held_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('alerted', 'integer', (c) => c.notNull().defaultTo(0))
+          .addPrimaryKeyConstraint('budget_windows_pk', ['scope', 'window_start'])
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('budget_windows').execute();
+        await db.schema.alterTable('reservations').dropColumn('budget').execute();
+        for (const c of ['budget_period', 'budget_micros', 'project_id']) await db.schema.alterTable('api_keys').dropColumn(c).execute();
+        await db.schema.dropTable('projects').execute();
+      },
+    },
     // What each usage row was billed by: unit, quantity, rate and the price factors applied.
     '0012_usage_billed_by': {
       async up(db: Kysely<any>) {
@@ -481,6 +517,31 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
       async down(db: Kysely<any>) {
         await db.schema.alterTable('tasks').dropColumn('trace_parent').execute();
         await db.schema.dropTable('request_logs').ifExists().execute();
+      },
+    },
+    // Idempotency-Key: one row per (key, Idempotency-Key), claimed by the primary key's uniqueness,
+    // so two instances never both run the same request; the first answer is kept until expires_at.
+    '0013_idempotency': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('idempotency_keys')
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('idem_key', 'text', (c) => c.notNull())
+          .addColumn('fingerprint', 'text', (c) => c.notNull())
+          .addColumn('owner', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('lease_until', 'bigint', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('headers', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('body', dialect === 'postgres' ? 'bytea' : 'blob')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_keys_pk', ['key_id', 'idem_key'])
+          .execute();
+        await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires_at').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('idempotency_keys').ifExists().execute();
       },
     },
     // Channels added at runtime, and the enabled switch of config-file channels.

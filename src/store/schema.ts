@@ -20,6 +20,38 @@ export interface ApiKeyTable {
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
+  /** The project the key belongs to (projects.id), if any. */
+  project_id: Generated<string | null>;
+  /** Spend allowed per `budget_period` window (micro-dollars); null = no budget of its own. */
+  budget_micros: Generated<number | null>;
+  /** day | week | month */
+  budget_period: Generated<string | null>;
+}
+
+export interface ProjectTable {
+  id: string;
+  name: string;
+  /** Multiplies every price the project's keys pay (holds and settles); null = 1. */
+  price_ratio: number | null;
+  budget_micros: number | null;
+  budget_period: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Spend of one budget (scope `key:<id>` or `project:<id>`) in one calendar window. */
+export interface BudgetWindowTable {
+  scope: string;
+  window_start: number;
+  window_end: number;
+  /** The budget when last reserved against (what threshold alerts are measured on). */
+  limit_micros: number;
+  /** Charged by settled holds. */
+  spent_micros: Generated<number>;
+  /** Open holds. */
+  held_micros: Generated<number>;
+  /** Bit i set: the i-th alert threshold has been sent for this window. */
+  alerted: Generated<number>;
 }
 
 export interface ModelTable {
@@ -36,6 +68,8 @@ export interface ReservationTable {
   charged_micros: number;
   created_at: number;
   closed_at: number | null;
+  /** JSON list of the budget windows the hold counts against; null for none. */
+  budget: Generated<string | null>;
 }
 
 export interface TaskTable {
@@ -280,11 +314,33 @@ export interface RequestLogTable {
   response_body: string;
 }
 
+export interface IdempotencyKeyTable {
+  key_id: string;
+  /** The client's Idempotency-Key, as sent. */
+  idem_key: string;
+  /** SHA-256 (hex) of the request's method, path and body. */
+  fingerprint: string;
+  /** The claim of the request that runs (or ran) it. */
+  owner: string;
+  /** `running` while its first request runs, `done` once its answer is kept. */
+  state: 'running' | 'done';
+  /** A running claim not renewed by then is taken to be lost (its instance stopped) and may be taken over. */
+  lease_until: number;
+  /** The kept answer (state done): status, headers (JSON object), body bytes. */
+  status: number;
+  headers: string;
+  body: Buffer | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   request_logs: RequestLogTable;
   channels: ChannelTable;
   credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
+  projects: ProjectTable;
+  budget_windows: BudgetWindowTable;
   models: ModelTable;
   reservations: ReservationTable;
   tasks: TaskTable;
@@ -299,4 +355,5 @@ export interface Database {
   task_events: TaskEventTable;
   responses: ResponseTable;
   response_items: ResponseItemTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
