@@ -19,6 +19,7 @@ const HOUR = 3_600_000;
 const gw = await startAdminGateway();
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 try {
+  await gw.api('POST', '/admin/api/projects', { name: 'mobile-apps', budget_usd: '100', budget_period: 'month' });
   const apps = [];
   for (const [name, credit] of [['storefront', '50'], ['support-bot', '20'], ['video-studio', null]]) {
     const made = await gw.api('POST', '/admin/api/keys', { name, ...(credit ? { credit_usd: credit } : {}) });
@@ -47,10 +48,12 @@ try {
   const pages = [
     ['overview', 'overview', '#chart-requests canvas'],
     ['keys', 'keys', '#keys tbody tr'],
+    ['projects', 'projects', '#projects tbody tr'],
     ['spend', 'spend', '#spend-chart'],
     ['usage', 'usage', '#usage tbody tr'],
     ['tasks', 'tasks', '#tasks tbody tr'],
     ['task', `tasks/${taskId}`, '#video'],
+    ['channels', 'channels', '#channels tbody tr'],
   ];
   for (const width of [1440, 390]) {
     const context = await browser.newContext({ viewport: { width, height: width === 390 ? 844 : 900 }, deviceScaleFactor: 1 });
