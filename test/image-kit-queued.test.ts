@@ -28,7 +28,7 @@ describe('kit images: a queued provider behind the synchronous call', () => {
   const creates = async () => ((await (await fetch(`${sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> }).counts['bfl.images.create'] ?? 0;
 
   beforeAll(async () => {
-    sim = await startSimulator({ port: 0 });
+    sim = await startSimulator({ port: 0, videoSeconds: 2 });
     gw = await startGateway({
       simulator: { embedded: false },
       channels: [{ name: 'bfl', type: 'bfl', base_url: `${sim.url}/bfl`, api_key: 'bfl-test-secret-key', models: ['flux-pro-1.1', 'flux-kontext-pro', 'flux-short-wait'], model_map: { 'flux-short-wait': 'flux-pro-1.1' } }],

@@ -75,13 +75,11 @@ export interface Outcome<R> {
   /** The answer is already out: a failing settle is handed here (to be logged) instead of failing the request. */
   settleFailed?: (err: Error) => void;
   /**
-   * The cost is known only later (an image task still running when its client stopped waiting):
-   * the hold stays open and the row is claimed now, then settled and written when this resolves
-   * (released, and written at cost 0, when it rejects). `costMicros` is ignored.
+   * The hold and the row are handed to another owner (a queued image request whose client stopped
+   * waiting, settled when its provider tasks end): neither settled nor written here, but the row is
+   * claimed so no one else writes it. `costMicros` is ignored.
    */
-  later?: Promise<{ output: number; costMicros: number }>;
-  /** Where a failure of `later` is told (it is logged). */
-  laterFailed?: (err: Error) => void;
+  handedOff?: boolean;
 }
 
 /**
@@ -136,8 +134,8 @@ export async function meteredCall<A, R>(
       runOptions,
     );
     outcome = await use(answer, { channel, hold });
-    if (outcome.later) {
-      settleLater(d, hold, outcome, m.claimRow() ? (output, cost, overage) => write(outcome.status, outcome.input ?? inputUnits, output, cost, overage) : () => undefined);
+    if (outcome.handedOff) {
+      m.claimRow();
       return outcome.value;
     }
     if (outcome.costMicros !== undefined && !outcome.settleFailed) {
@@ -159,22 +157,6 @@ export async function meteredCall<A, R>(
   }
   record(outcome.status, outcome.input ?? inputUnits, outcome.output ?? 0, settled?.chargedMicros ?? cost ?? 0, settled?.overageMicros ?? 0);
   return outcome.value;
-}
-
-/** Closes a hold whose cost a later promise tells (the request's row claimed already, written here). */
-function settleLater<R>(d: MeterDeps, hold: Hold, outcome: Outcome<R>, write: (output: number, cost: number, overage: number) => void): void {
-  const failed = outcome.laterFailed ?? ((err: Error) => process.stderr.write(`mediagate: settling a queued request failed: ${err.message}\n`));
-  outcome.later!.then(
-    async ({ output, costMicros }) => {
-      const settled = await d.credit.settle(hold, costMicros);
-      write(output, settled?.chargedMicros ?? costMicros, settled?.overageMicros ?? 0);
-    },
-    async (err: Error) => {
-      failed(err);
-      await releaseQuietly(d.credit, hold);
-      write(0, 0, 0);
-    },
-  ).catch((err: Error) => failed(err));
 }
 
 async function releaseQuietly(credit: CreditService, hold: Hold): Promise<void> {

@@ -4,6 +4,7 @@ import { crc32, seedOf } from './png.js';
 import { sniffImageType } from '../http/image-type.js';
 import { SIMULATOR_IMAGE_FILES } from '../providers/simulator/wire.js';
 import { outcomeOf } from './video-common.js';
+import { imageTaskMs } from './image-common.js';
 
 // Black Forest Labs' FLUX API, from its public reference (docs.bfl.ai): POST /v1/{model} with the
 // key in `x-key` answers {id, polling_url, cost, input_mp, output_mp}; GET the polling URL (also
@@ -15,7 +16,6 @@ import { outcomeOf } from './video-common.js';
 // refused), [fail] → Error, [expire] → Task not found (the task forgotten), [stuck] → Pending forever.
 
 const PART = 'bfl-images';
-const TASK_MS = 400;
 const SENSITIVE = '[sim:sensitive]';
 
 interface Task {
@@ -114,13 +114,14 @@ function getResult(ctx: SimContext): void {
   const t = tasks(ctx).get(id);
   if (!t) return sendJson(ctx.res, 200, { id, status: 'Task not found', result: null, progress: null });
   const ms = Date.now() - t.created;
+  const run = imageTaskMs(ctx.state);
   if (t.outcome === 'refused') return sendJson(ctx.res, 200, { id, status: 'Request Moderated', result: null, progress: null, details: { 'Moderation Reasons': ['Derivative Works Filter'] } });
-  if (ms < TASK_MS || t.outcome === 'stuck') return sendJson(ctx.res, 200, { id, status: 'Pending', result: null, progress: Math.round((ms / TASK_MS) * 100) / 100 });
+  if (ms < run || t.outcome === 'stuck') return sendJson(ctx.res, 200, { id, status: 'Pending', result: null, progress: Math.round((ms / run) * 100) / 100 });
   if (t.outcome === 'error') return sendJson(ctx.res, 200, { id, status: 'Error', result: null, progress: null, details: { error: 'Generation failed' } });
   if (t.outcome === 'moderated') return sendJson(ctx.res, 200, { id, status: 'Content Moderated', result: null, progress: null, details: { 'Moderation Reasons': ['Content Moderated'] } });
   if (t.outcome === 'forgotten') return sendJson(ctx.res, 200, { id, status: 'Task not found', result: null, progress: null });
   const file = `${t.width}x${t.height}-${t.seed.toString(16).padStart(8, '0')}`;
-  sendJson(ctx.res, 200, { id, status: 'Ready', result: { sample: `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${file}.png`, prompt: '', seed: t.seed, start_time: t.created / 1000, end_time: (t.created + TASK_MS) / 1000, duration: TASK_MS / 1000 }, progress: null });
+  sendJson(ctx.res, 200, { id, status: 'Ready', result: { sample: `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${file}.png`, prompt: '', seed: t.seed, start_time: t.created / 1000, end_time: (t.created + run) / 1000, duration: run / 1000 }, progress: null });
 }
 
 /** The key goes in `x-key`; a missing or empty one is BFL's 403. */
