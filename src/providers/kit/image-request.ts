@@ -108,7 +108,10 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
   const f = imageFacts(m, model);
   const name = m.name;
   const ops = f.operations ?? ['generate', ...(variantsFor(m, 'edit') ? (['edit'] as const) : [])];
-  if (!ops.includes(operation)) throw unsupported(operation === 'edit' ? 'image' : 'model', `${model} on ${name} cannot ${operation} images (it can: ${list(ops)}).`);
+  if (!ops.includes(operation)) {
+    if (operation === 'generate') throw unsupported('model', `${model} on ${name} edits images only: send it an image at POST /v1/images/edits.${generators(m)}`);
+    throw unsupported('image', `${model} on ${name} cannot ${operation} images (it can: ${list(ops)}).`);
+  }
   const extraNames = m.images.extra ?? [];
   const unknown = Object.keys(p.extra).filter((k) => !KNOWN.has(k) && !extraNames.includes(k) && p.extra[k] !== undefined && p.extra[k] !== null);
   if (unknown.length) throw unsupported(unknown[0], `\`${unknown[0]}\` is not a parameter ${name} takes; besides model, prompt, n, size, quality, response_format and user it takes: ${list(['seed', 'negative_prompt', 'output_format', 'aspect_ratio', 'image', ...extraNames])}.`);
@@ -159,6 +162,12 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
   }
   for (const k of extraNames) if (p.extra[k] !== undefined) out.extra[k] = p.extra[k];
   return out;
+}
+
+/** The provider's models that draw from text alone, as a sentence (empty when it has none). */
+function generators(m: ImageManifest): string {
+  const ids = m.models.filter((e) => e.id && e.image && (imageFacts(m, e.id).operations ?? ['generate']).includes('generate')).map((e) => e.id!);
+  return ids.length ? ` ${m.name} models that generate from text: ${list(ids)}.` : '';
 }
 
 /** The manifest's create variants that can serve an operation (none: the manifest has no such call). */
