@@ -124,8 +124,8 @@ describe('image models of the embedded default, through both SDKs', () => {
     const owners = (ids: Set<string>) => new Set(models.filter((m) => ids.has(m.id)).map((m) => m.owned_by)).size;
     expect(owners(editors)).toBeGreaterThanOrEqual(6);
     expect(owners(masked)).toBeGreaterThanOrEqual(3);
-    // Edit-only models of the default: Kling's restyle, fal's Kontext and inpainting, Replicate's FLUX Fill.
-    expect([...editOnly].sort()).toEqual(['black-forest-labs/flux-fill-pro', 'fal-ai/flux-general/inpainting', 'fal-ai/flux-pro/kontext', 'kling-v2-new']);
+    // Edit-only models of the default: Kling's restyle, fal's Kontext and inpainting, Replicate's FLUX Fill, Wan 2.5's edit.
+    expect([...editOnly].sort()).toEqual(['black-forest-labs/flux-fill-pro', 'fal-ai/flux-general/inpainting', 'fal-ai/flux-pro/kontext', 'kling-v2-new', 'wan2.5-i2i-preview']);
     for (const id of editOnly) expect(editors.has(id) || masked.has(id), id).toBe(true);
   });
 });
