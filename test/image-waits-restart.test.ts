@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { freshDatabaseUrl, testDialect } from './helpers/databases.js';
+import { eventually } from './helpers/eventually.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 
 // A queued image request whose client got a 504 is settled by the store, not by the process that
@@ -11,14 +12,6 @@ import { startSimulator, type Simulator } from '../src/simulator/server.js';
 
 const CREDIT = 1_000_000;
 const PRICE = 40_000;
-
-async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('image waits survive a restart', () => {
   let sim: Simulator;
@@ -67,7 +60,7 @@ describe('image waits survive a restart', () => {
     // Held in the store across the restart, nothing written yet: the provider is still working.
     expect(await second.services.credit.heldCount(id)).toBe(1);
     expect(await usageRowsOf(second.services, id)).toEqual([]);
-    await until(async () => (await usageRowsOf(second.services, id)).length > 0);
+    await eventually(async () => (await usageRowsOf(second.services, id)).length > 0, 20_000, 'the usage row');
     expect(await usageRowsOf(second.services, id)).toMatchObject([{ model: 'flux-wait', channel: 'bfl', endpoint: 'images.generations', status: 504, output_units: images, cost_micros: cost }]);
     expect(await second.services.credit.heldCount(id)).toBe(0);
     expect(await second.services.credit.spendable(id)).toBe(CREDIT - cost);
@@ -81,7 +74,7 @@ describe('image waits survive a restart', () => {
     const { id, key } = await a.createKey({ creditMicros: CREDIT });
     const answers = await Promise.all([post(a, key, 'one'), post(b, key, 'two'), post(a, key, 'three')]);
     expect(answers.map((r) => r.status)).toEqual([504, 504, 504]);
-    await until(async () => (await rows([a, b], id)).length >= 3);
+    await eventually(async () => (await rows([a, b], id)).length >= 3, 20_000, 'three usage rows');
     // Give a second settle the time to show up, if there were one.
     await new Promise((r) => setTimeout(r, 500));
     const all = [...(await usageRowsOf(a.services, id))];
