@@ -11,11 +11,13 @@ import { authenticate, googleError } from './veo-video.js';
 // predictions[].bytesBase64Encoded (sampleCount 1–4, aspectRatio). Markers: [sim:sensitive]
 // refuses the prompt (promptFeedback.blockReason; Imagen: no predictions); [moderation] filters the
 // output (a candidate ending IMAGE_SAFETY without an image; Imagen: no predictions); [fail] is a
-// 500 INTERNAL error.
+// 500 INTERNAL error; [text-only] makes a Gemini model answer with text and no image (finishReason
+// STOP), as it does when it chats instead of drawing.
 
 const SENSITIVE = '[sim:sensitive]';
 const MODERATED = '[moderation]';
 const FAIL = '[fail]';
+const TEXT_ONLY = '[text-only]';
 const internal = (ctx: SimContext) => sendJson(ctx.res, 500, googleError(500, 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'));
 /** Output size per aspect ratio at 1K (Gemini's table); 2K and 4K scale it. */
 const SIZES: Record<string, [number, number]> = {
@@ -74,6 +76,9 @@ function generateContent(ctx: SimContext): void {
     return sendJson(ctx.res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model });
   }
   if (prompt.includes(FAIL)) return internal(ctx);
+  if (prompt.includes(TEXT_ONLY)) {
+    return sendJson(ctx.res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: 'Which style would you like the image in?' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: 9, totalTokenCount: promptTokens + 9 }, modelVersion: model });
+  }
   if (prompt.includes(MODERATED)) {
     return sendJson(ctx.res, 200, { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata: { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model });
   }

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { GatewayError } from '../../http/errors.js';
+import { GatewayError, errors } from '../../http/errors.js';
 import { allowsPrivateNetwork } from '../../upstream/address-guard.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
@@ -192,7 +192,13 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
 
   function refusal(a: Answer, fallback: string): GatewayError | null {
     const mod = spec.moderation;
-    if (!mod?.any || !('json' in a) || !mod.any.some((t) => allAt(a.json, t.path).some((v) => passes(v, t)) || (t.present === false && allAt(a.json, t.path).length === 0))) return null;
+    if (!mod?.any || !('json' in a)) return null;
+    const json = a.json;
+    const holds = (t: (typeof mod.any)[number]) => {
+      const values = (Array.isArray(t.path) ? t.path : [t.path]).flatMap((p) => allAt(json, p));
+      return values.some((v) => passes(v, t)) || (t.present === false && values.length === 0);
+    };
+    if (!mod.any.some(holds)) return null;
     const message = (mod.message && textOf(a.json, mod.message)) || fallback;
     return new GatewayError(400, mod.code ?? 'content_policy_violation', `${m.name} refused to make the image: ${message}`);
   }
@@ -370,7 +376,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
         const refused = refusal(a, 'the provider returned no image');
         if (refused) throw refused;
       }
-      throw new UpstreamFailure('malformed', `${m.name} answered without an image`, 200);
+      // Not a refusal (a model that replied in words): the provider's failure, said plainly.
+      throw errors.upstreamError(`${m.name} answered without an image (nothing is charged); a model that replies in text may need the prompt to ask for a picture.`);
     }
     return { created: Math.floor(Date.now() / 1000), data, ...(Object.keys(billed).length ? { billed } : {}) };
   }
