@@ -11,7 +11,7 @@ const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', '
 // Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
 const postgresOnly = ['test/multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
 // The console in a real browser runs once (on SQLite): the admin API it calls is tested on both stores.
-const browserOnce = ['test/console-browser.test.ts'];
+const browserOnce = ['test/console-browser.test.ts', 'test/console-answers-browser.test.ts'];
 
 export default defineConfig({
   test: {

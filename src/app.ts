@@ -54,7 +54,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): Gateway {
   });
   const surface = opts.surface ?? (config.admin.enabled && !config.admin.listen ? 'all' : 'public');
   if (surface !== 'admin') {
-    registerModelRoutes(app, services.catalog);
+    registerModelRoutes(app, services.catalog, services.config);
     registerImageRoutes(app, services);
     registerChatRoutes(app, services);
     registerMessagesRoutes(app, services);

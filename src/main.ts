@@ -418,10 +418,25 @@ const usageSpec = {
   options: {
     key: { type: 'string', arg: 'ID', help: 'one key only' },
     since: { type: 'string', arg: 'ISO-8601', help: 'only what happened from this time on' },
+    rows: { type: 'string', arg: 'N', help: 'the N newest requests, each with what it was billed by, instead of totals' },
     ...JSON_OPTION,
     ...CONFIG_OPTION,
   },
 } satisfies CommandSpec;
+
+/** `usage --rows N`: single ledger rows, newest first, with the price rule each was billed by. */
+async function usageRows(config: Config, values: { key?: string; json?: boolean }, limit: number, sinceMs: number | undefined): Promise<void> {
+  if (limit < 1 || limit > 1000) throw new UsageError('usage: --rows must be from 1 to 1000', usageSpec);
+  const q: Record<string, string> = { limit: String(limit) };
+  if (values.key !== undefined) q.key = values.key;
+  if (sinceMs !== undefined) q.from = new Date(sinceMs).toISOString();
+  const page = await withStore(config, (s) => new UsageAdmin(new UsageReportsRepo(s.db), new UsageRepo(s.db)).page(q), { mustExist: true });
+  if (values.json) return out(JSON.stringify({ rows: page.data }));
+  if (!page.data.length) return out('No usage recorded.');
+  const table = [['TIME', 'KEY', 'MODEL', 'ENDPOINT', 'STATUS', 'COST', 'BILLED BY'], ...page.data.map((r) => [r.created_at, r.key_id, r.model || '-', r.endpoint, String(r.status), `$${r.cost_usd}`, r.billed_by || '-'])];
+  const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
+  for (const row of table) out(row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+}
 
 async function usageCommand(argv: string[]): Promise<void> {
   const { values } = parseCommand(usageSpec, argv);
@@ -431,6 +446,8 @@ async function usageCommand(argv: string[]): Promise<void> {
     sinceMs = Date.parse(values.since);
     if (!Number.isFinite(sinceMs)) throw new UsageError(`usage: --since must be an ISO-8601 time, got "${values.since}"`, usageSpec);
   }
+  const rowCount = wholeNumber(usageSpec, 'rows', values.rows);
+  if (rowCount !== undefined) return usageRows(config, values, rowCount, sinceMs);
   const { rows, names } = await withStore(
     config,
     async (s) => ({

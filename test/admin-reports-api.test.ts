@@ -86,7 +86,7 @@ describe('admin API: usage, tasks, channels, config', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const lines = (await res.text()).trim().split('\n');
-    expect(lines[0]).toBe('id,created_at,key_id,model,channel,endpoint,status,input_units,output_units,cost_usd,latency_ms');
+    expect(lines[0]).toBe('id,created_at,key_id,model,channel,endpoint,status,input_units,output_units,cost_usd,latency_ms,error');
     expect(lines.length).toBe(6);
     expect(lines.slice(1).every((l) => l.includes(`,${key.id},sim-chat,`))).toBe(true);
   });

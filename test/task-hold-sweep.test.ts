@@ -50,8 +50,8 @@ describe('hold sweeps: query plans on a table of finished tasks', () => {
     // to a wait; WAITS rows in all, so the table has statistics worth planning from.
     await sql`insert into reservations (id, key_id, amount_micros, state, charged_micros, created_at, closed_at)
       select 'wait-' || i, 'k', 1000, 'held', 0, 1, null from (${series(3)}) s`.execute(store.db);
-    await sql`insert into image_waits (id, key_id, model, channel, endpoint, status, input_units, started_at, reservation_id, units, tasks, state, next_attempt_at, lease_owner, lease_until, expires_at, created_at)
-      select 'w-' || i, 'k', 'm', 'c', 'images.generations', 504, 0, 1, case when i < 3 then 'wait-' else 'done-' end || i, '{}', '{}', 'pending', 1, null, 0, 1, 1 from (${series(WAITS)}) s`.execute(store.db);
+    await sql`insert into image_waits (id, key_id, model, channel, endpoint, status, error, input_units, started_at, reservation_id, units, tasks, state, next_attempt_at, lease_owner, lease_until, expires_at, created_at)
+      select 'w-' || i, 'k', 'm', 'c', 'images.generations', 504, '', 0, 1, case when i < 3 then 'wait-' else 'done-' end || i, '{}', '{}', 'pending', 1, null, 0, 1, 1 from (${series(WAITS)}) s`.execute(store.db);
     // PostgreSQL plans from statistics (autovacuum gathers them in production); SQLite has none
     // unless someone runs ANALYZE, and its plan must hold without them.
     if (pgDb) await sql`analyze`.execute(store.db);

@@ -35,7 +35,7 @@ export interface AdminHooks {
 export type StoreParts = Pick<Services, 'config' | 'store' | 'keys' | 'reservations' | 'usage'>;
 
 export function createKeyAdmin(s: StoreParts, hooks: AdminHooks = {}): KeyAdmin {
-  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), changed: hooks.keysChanged });
+  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), usage: new UsageReportsRepo(s.store.db), changed: hooks.keysChanged });
 }
 
 export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {

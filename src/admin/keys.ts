@@ -4,8 +4,9 @@ import { keyModels, type ApiKeyRow, type KeysRepo } from '../store/repos/keys.js
 import type { ReservationsRepo } from '../store/repos/reservations.js';
 import type { HoldsRepo } from '../store/repos/holds.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
+import type { UsageReportsRepo } from '../store/repos/usage-reports.js';
 import { adminErrors, checkedName } from './errors.js';
-import { parseSignedUsd, usd } from './money.js';
+import { MAX_USD, parseSignedUsd, usd } from './money.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 // Application keys as operators manage them: one service behind `mediagate keys …` and
@@ -28,6 +29,10 @@ export interface KeyView {
   leased_usd: string;
   /** Real costs beyond hold and balance: the key is refused until a top-up pays them. */
   owes_usd: string;
+  /** Charged to the key in the ledger to date. */
+  spent_usd: string;
+  /** The key's last request in the ledger; null when it has made none. */
+  last_used_at: string | null;
   status: 'active' | 'revoked' | 'expired';
   expires_at: string | null;
   revoked_at: string | null;
@@ -54,6 +59,7 @@ export interface KeyAdminDeps {
   reservations: ReservationsRepo;
   holds: HoldsRepo;
   leases: LeasesRepo;
+  usage: UsageReportsRepo;
   /** Called after a change that running instances must see at once (revoke, limits, expiry). */
   changed?: () => Promise<void> | void;
 }
@@ -64,6 +70,7 @@ export class KeyAdmin {
   private async views(rows: ApiKeyRow[], now = Date.now()): Promise<KeyView[]> {
     const held = await this.d.holds.heldByKey(rows.map((r) => r.id));
     const leased = await this.d.leases.leasedByKey(rows.map((r) => r.id));
+    const used = await this.d.usage.perKey(rows.map((r) => r.id));
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -75,6 +82,8 @@ export class KeyAdmin {
       held_usd: usd(held.get(r.id) ?? 0),
       leased_usd: usd(leased.get(r.id) ?? 0),
       owes_usd: usd(Number(r.overage_micros ?? 0)),
+      spent_usd: usd(used.get(r.id)?.cost_micros ?? 0),
+      last_used_at: iso(used.get(r.id)?.last_ms ?? null),
       status: r.revoked_at !== null ? 'revoked' : r.expires_at !== null && Number(r.expires_at) <= now ? 'expired' : 'active',
       expires_at: iso(r.expires_at),
       revoked_at: iso(r.revoked_at),
@@ -88,7 +97,7 @@ export class KeyAdmin {
     return (await this.views([row]))[0];
   }
 
-  /** A page of keys, oldest first; `q` matches a name part or an exact id. */
+  /** A page of keys, oldest first; `q` matches part of a name (any case) or the start of an id. */
   async list(opts: { limit?: number; cursor?: string; q?: string } = {}): Promise<{ data: KeyView[]; next_cursor: string | null }> {
     const limit = opts.limit ?? 100;
     const c = decodeCursor(opts.cursor || undefined, ['number', 'string']);
@@ -209,9 +218,13 @@ export class KeyAdmin {
 
   private amount(v: unknown, field: string, signed: boolean): number {
     const text = typeof v === 'number' && Number.isFinite(v) ? String(v) : v;
-    const micros = typeof text === 'string' ? parseSignedUsd(text) : null;
+    const micros = typeof text === 'string' ? parseSignedUsd(text, signed) : null;
     if (micros === null || (!signed && micros < 0)) {
-      throw adminErrors.invalid(`${field} must be ${signed ? 'a signed amount of USD as a string, e.g. "+10" or "-2.50"' : 'a non-negative amount of USD, e.g. "10"'}`);
+      throw adminErrors.invalid(
+        signed
+          ? `${field} must be a string: "+" to add or "-" to take away, then an amount of USD up to ${MAX_USD} with at most 6 decimals (e.g. "+10", "-2.5")`
+          : `${field} must be an amount of USD from 0 to ${MAX_USD} with at most 6 decimals (e.g. "10")`,
+      );
     }
     if (signed && micros === 0) throw adminErrors.invalid(`${field} must not be zero`);
     return micros;

@@ -1,15 +1,20 @@
 // Money in the admin API and CLI: decimal USD strings in, integer micro-dollars stored.
 
-const SIGNED_USD = /^[+-]?\d{1,12}(\.\d{1,6})?$/;
+/** The largest amount one request may set or move: a billion dollars keeps every sum of micro-dollars exact in a double. */
+export const MAX_USD = 1_000_000_000;
 
-/** `"+10"`, `"-2.5"`, `"3"` → micro-dollars; null when the text is no such amount. */
-export function parseSignedUsd(text: string): number | null {
-  const t = text.trim();
-  if (!SIGNED_USD.test(t)) return null;
-  const negative = t.startsWith('-');
-  const [whole, frac = ''] = t.replace(/^[+-]/, '').split('.');
-  const micros = Number(whole) * 1_000_000 + Number(frac.padEnd(6, '0'));
-  return negative ? -micros : micros;
+const AMOUNT = /^([+-]?)(\d{1,10})(?:\.(\d{1,6}))?$/;
+
+/**
+ * `"+10"`, `"-2.5"`, `"3"` → micro-dollars; null when the text is no such amount or is beyond
+ * MAX_USD. With `signRequired`, an amount without `+` or `-` is refused too.
+ */
+export function parseSignedUsd(text: string, signRequired = false): number | null {
+  const m = AMOUNT.exec(text.trim());
+  if (!m || (signRequired && !m[1])) return null;
+  const micros = Number(m[2]) * 1_000_000 + Number((m[3] ?? '').padEnd(6, '0'));
+  if (micros > MAX_USD * 1_000_000) return null;
+  return m[1] === '-' ? -micros : micros;
 }
 
 /** Micro-dollars as a decimal USD string with six places (exact; no float rounding). */

@@ -5,6 +5,7 @@ import type { TaskReportsRepo } from '../store/repos/task-reports.js';
 import type { VideoContent } from '../tasks/content/video-content.js';
 import type { VideoStream } from '../tasks/content/provider-source.js';
 import { toTaskRecord, type TaskRecord } from '../tasks/record.js';
+import { parseMeta } from '../tasks/openai-videos.js';
 import { progressOf } from '../tasks/status.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { adminErrors } from './errors.js';
@@ -24,6 +25,8 @@ export interface TaskDetail {
   provider: string | null;
   upstream_model: string;
   upstream_id: string;
+  /** What the client asked for: duration in seconds and size (as the video object shows them), and the resolution it was billed at. */
+  requested: { seconds: string | null; size: string | null; resolution: string | null };
   cost: { held_usd: string; charged_usd: string; state: string } | null;
   timeline: { at: string; from: string | null; to: string; detail: string }[];
 }
@@ -36,10 +39,22 @@ export interface TaskAdminDeps {
   content: VideoContent;
 }
 
+function requestedOf(videoMeta: string, billing: string): TaskDetail['requested'] {
+  const meta = parseMeta(videoMeta);
+  let resolution: unknown = null;
+  try {
+    resolution = (JSON.parse(billing) as { resolution?: unknown }).resolution ?? null;
+  } catch {
+    // tasks from before billing was recorded
+  }
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : typeof v === 'number' ? String(v) : null);
+  return { seconds: text(meta.seconds), size: text(meta.size), resolution: text(resolution) };
+}
+
 export class TaskAdmin {
   constructor(private readonly d: TaskAdminDeps) {}
 
-  /** Filters: status, model, key, provider (a channel type), from/to (submit time); newest first. */
+  /** Filters: id (the start of a task id), status, model, key, provider (a channel type), from/to (submit time); newest first. */
   async list(q: Query) {
     const status = str(q, 'status', 20);
     if (status !== undefined && !STATUSES.includes(status)) throw adminErrors.invalid(`status must be one of ${STATUSES.join(', ')}`);
@@ -52,6 +67,7 @@ export class TaskAdmin {
     const after = c && { submitTime: c[0], taskId: c[1] };
     const rows = await this.d.reports.page(
       {
+        idPrefix: str(q, 'id', 200),
         status,
         model: str(q, 'model'),
         keyId: str(q, 'key'),
@@ -66,7 +82,8 @@ export class TaskAdmin {
     const last = page[page.length - 1];
     const nowS = Math.floor(Date.now() / 1000);
     return {
-      data: page.map((r) => ({ ...r, progress: progressOf(r.status, r.start_time, nowS), provider: this.providerOf(r.channel) })),
+      // fail_reason holds the video's URL on a SUCCESS (the task record's convention): the list shows only why a task failed.
+      data: page.map((r) => ({ ...r, fail_reason: r.status === 'FAILURE' ? r.fail_reason : '', progress: progressOf(r.status, r.start_time, nowS), provider: this.providerOf(r.channel) })),
       next_cursor: rows.length > limit && last ? encodeCursor(last.submit_time, last.task_id) : null,
     };
   }
@@ -87,6 +104,7 @@ export class TaskAdmin {
       provider: this.providerOf(row.channel),
       upstream_model: row.upstream_model,
       upstream_id: (row as { upstream_id?: string | null }).upstream_id || row.task_id,
+      requested: requestedOf(row.video_meta, row.billing),
       cost: hold ? { held_usd: usd(hold.state === 'held' ? hold.amount_micros : 0), charged_usd: usd(hold.charged_micros), state: hold.state } : null,
       timeline: events.map((e) => ({ at: new Date(e.at).toISOString(), from: e.from_status || null, to: e.to_status, detail: e.detail })),
     };

@@ -52,6 +52,19 @@ export const VideoMode = Type.Union([
 
 const Usd = Type.Number({ minimum: 0 });
 
+const FactorValue = Type.Union([Type.String({ minLength: 1 }), Type.Number(), Type.Boolean()]);
+
+export const PriceFactorSchema = Type.Object(
+  {
+    // Every dimension named must match (one value, or a list of which any matches).
+    when: Type.Record(Type.String({ minLength: 1 }), Type.Union([FactorValue, Type.Array(FactorValue, { minItems: 1 })]), { minProperties: 1 }),
+    multiply: Type.Number({ exclusiveMinimum: 0, maximum: 1000 }),
+    // Shown in what a usage row was billed by; default: the conditions.
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
 export const PriceSchema = Type.Object(
   {
     // chat, USD per million tokens
@@ -67,6 +80,9 @@ export const PriceSchema = Type.Object(
     per_second: Type.Optional(Type.Union([Usd, Type.Record(Type.String({ minLength: 1 }), Usd)])),
     // video, USD per generated video
     per_video: Type.Optional(Usd),
+    // Multipliers on the price when the request matches: [{when: {audio: true}, multiply: 1.5}].
+    // Dimensions and their values are checked per model kind (src/config/price-rule.ts).
+    factors: Type.Optional(Type.Array(PriceFactorSchema, { minItems: 1 })),
   },
   { additionalProperties: false },
 );
@@ -268,6 +284,9 @@ export const ConfigSchema = Type.Object(
         max_backoff_ms: Int({ minimum: 10, default: 60000 }),
         // Seconds past the provider's execution expiry before the gateway fails a task.
         grace_s: Int({ minimum: 0, default: 600 }),
+        // After the gateway fails a task by its timeout, it reads it again every max_backoff_ms for
+        // this long: a success the provider reports late is delivered and charged. 0: never.
+        late_read_s: Int({ minimum: 0, default: 86400 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -333,3 +352,5 @@ export type StorageConfig = Static<typeof StorageSchema>;
 export type WebhooksConfig = Static<typeof WebhooksSchema>;
 export type ModelKindName = Static<typeof ModelKind>;
 export type VideoModeName = Static<typeof VideoMode>;
+export type PriceConfig = Static<typeof PriceSchema>;
+export type PriceFactor = Static<typeof PriceFactorSchema>;

@@ -2,9 +2,15 @@
 // state-changing request, errors thrown with the API's message.
 
 let csrf = null;
+let sessionEnded = () => undefined;
 
 export function setCsrf(token) {
   csrf = token;
+}
+
+/** Called when an admin API call answers 401: the session expired, was logged out elsewhere, or its token was revoked. */
+export function onSessionEnded(handler) {
+  sessionEnded = handler;
 }
 
 export class ApiError extends Error {
@@ -27,6 +33,8 @@ export async function api(method, path, body) {
   } catch {
     data = null;
   }
+  // Login and the session check answer 401 as part of logging in; anywhere else it means the session is gone.
+  if (res.status === 401 && path !== '/session') sessionEnded();
   if (!res.ok) throw new ApiError(res.status, data?.error?.code ?? 'error', data?.error?.message ?? `HTTP ${res.status}`);
   return data;
 }

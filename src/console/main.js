@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
-import { api, setCsrf } from './api.js';
+import { api, onSessionEnded, setCsrf } from './api.js';
 import { html } from './ui.js';
 import { shown } from './text.js';
 import { Login } from './pages/login.js';
@@ -13,6 +13,7 @@ import { Tasks, TaskPage } from './pages/tasks.js';
 import { Channels } from './pages/channels.js';
 import { ConfigPage } from './pages/config.js';
 import { Audit } from './pages/audit.js';
+import { Spend } from './pages/spend.js';
 
 // A single-page app under /console with hash routes (#/keys, #/tasks/<id>): the server only ever
 // serves index.html and the hashed bundle files.
@@ -20,6 +21,7 @@ import { Audit } from './pages/audit.js';
 const PAGES = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
+  ['spend', 'Spend'],
   ['usage', 'Usage'],
   ['tasks', 'Tasks'],
   ['channels', 'Channels'],
@@ -43,6 +45,8 @@ function Page({ route }) {
   switch (page) {
     case 'keys':
       return html`<${Keys} />`;
+    case 'spend':
+      return html`<${Spend} />`;
     case 'usage':
       return html`<${Usage} />`;
     case 'tasks':
@@ -60,8 +64,15 @@ function Page({ route }) {
 
 function App() {
   const [session, setSession] = useState(undefined);
+  const [notice, setNotice] = useState(null);
   const route = useRoute();
   useEffect(() => {
+    // The route lives in the URL's hash, which logging in again leaves alone: the operator lands where they were.
+    onSessionEnded(() => {
+      setCsrf(null);
+      setNotice('Your session has ended. Log in again to go on where you were.');
+      setSession(null);
+    });
     api('GET', '/session').then(
       (s) => {
         setCsrf(s.csrf_token);
@@ -71,7 +82,7 @@ function App() {
     );
   }, []);
   if (session === undefined) return html`<p class="loading">Loading…</p>`;
-  if (!session) return html`<${Login} onLogin=${setSession} />`;
+  if (!session) return html`<${Login} notice=${notice} onLogin=${(s) => (setNotice(null), setSession(s))} />`;
   const logout = async () => {
     await api('DELETE', '/session').catch(() => undefined);
     setCsrf(null);
@@ -81,7 +92,7 @@ function App() {
   return html`
     <header>
       <strong>mediagate</strong>
-      <nav>${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} class=${current === id ? 'active' : ''}>${label}</a>`)}</nav>
+      <nav aria-label="Pages">${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} class=${current === id ? 'active' : ''}>${label}</a>`)}</nav>
       <span class="who">${shown(session.name)}</span>
       <button type="button" id="logout" onClick=${logout}>Log out</button>
     </header>

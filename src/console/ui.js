@@ -2,24 +2,32 @@ import { h } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import uPlot from 'uplot';
+import { shown } from './text.js';
 
 export const html = htm.bind(h);
 
-/** Runs `load` on mount and whenever `deps` change; returns [data, error, reload]. */
+/**
+ * Runs `load` on mount and whenever `deps` change; returns [data, error, reload]. Data and errors
+ * belong to the deps they were loaded for: after a change the old answer is no longer returned (a
+ * page never shows one item's data under another's id) and a late answer for old deps is dropped.
+ * A reload keeps showing the current data until the new answer arrives.
+ */
 export function useLoad(load, deps = []) {
-  const [state, setState] = useState({ data: null, error: null });
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState({ key: null, data: null, error: null });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     load().then(
-      (data) => live && setState({ data, error: null }),
-      (error) => live && setState({ data: null, error }),
+      (data) => live && setState({ key, data, error: null }),
+      (error) => live && setState({ key, data: null, error }),
     );
     return () => {
       live = false;
     };
-  }, [...deps, tick]);
-  return [state.data, state.error, () => setTick((t) => t + 1)];
+  }, [key, tick]);
+  const current = state.key === key;
+  return [current ? state.data : null, current ? state.error : null, () => setTick((t) => t + 1)];
 }
 
 /** Cursor pages: the cursor of the page shown, a reset (new filter), and the Previous/Next buttons. */
@@ -66,16 +74,46 @@ export function Chart({ title, t, series, id }) {
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#be123c'];
 export const color = (i) => COLORS[i % COLORS.length];
 
-/** "Copy" next to a value shown once. */
-export function CopyButton({ text }) {
-  const [done, setDone] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setDone(true);
-    } catch {
-      setDone(false);
-    }
+/** Text a client may have chosen (a model name): one line cut with an ellipsis, the whole of it in the tooltip. */
+export function Clip({ text }) {
+  const t = shown(text);
+  return html`<span class="clip" title=${t}>${t}</span>`;
+}
+
+/**
+ * A value shown once, with "Copy". The clipboard API exists only in a secure context (https or
+ * localhost); elsewhere the value is selected and copied with execCommand, and when even that is
+ * refused the operator is told to press Ctrl+C on the selection.
+ */
+export function CopyValue({ text, id }) {
+  const ref = useRef(null);
+  const [outcome, setOutcome] = useState(null);
+  const select = () => {
+    const range = document.createRange();
+    range.selectNodeContents(ref.current);
+    const selection = document.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
   };
-  return html`<button type="button" class="copy" onClick=${copy}>${done ? 'Copied' : 'Copy'}</button>`;
+  const copy = async () => {
+    if (globalThis.isSecureContext && navigator.clipboard) {
+      try {
+        await navigator.clipboard.writeText(text);
+        setOutcome('copied');
+        return;
+      } catch {
+        // refused (no permission): fall back to the selection
+      }
+    }
+    select();
+    let copied = false;
+    try {
+      copied = document.execCommand('copy');
+    } catch {
+      copied = false;
+    }
+    setOutcome(copied ? 'copied' : 'select');
+  };
+  return html`<code id=${id} ref=${ref}>${text}</code> <button type="button" class="copy" onClick=${copy}>${outcome === 'copied' ? 'Copied' : 'Copy'}</button>
+    ${outcome === 'select' && html`<span class="copy-hint" role="status">Selected: press Ctrl+C (⌘C on a Mac) to copy.</span>`}`;
 }

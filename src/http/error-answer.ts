@@ -11,13 +11,13 @@ import { validationMessage, type SchemaError } from './validation-message.js';
 export const invalidJson = () => new GatewayError(400, 'invalid_request', 'The request body is not valid JSON.');
 
 /** The answer for an error thrown while handling `url`; a 5xx is logged (its message scrubbed of keys). */
-export function errorAnswer(err: unknown, url: string, log: { error(obj: object, msg: string): void }): { status: number; headers: Record<string, string>; body: unknown } {
+export function errorAnswer(err: unknown, url: string, log: { error(obj: object, msg: string): void }): { status: number; headers: Record<string, string>; body: unknown; message: string } {
   const g = toGatewayError(err);
   // The message may quote client input (a pasted key): scrub it like an answer.
   // An upstream failure names the channel(s) tried, so the operator knows which one to look at.
   if (g.status >= 500) log.error({ err: { message: redact((err as Error)?.message ?? String(err)), code: (err as { code?: unknown })?.code }, ...(g.logFields ? { upstream: redactFields(g.logFields) } : {}) }, g.logFields ? `request failed: upstream ${upstreamNames(g.logFields)}` : 'request failed');
   const family = familyOf(url);
-  return { status: g.status, headers: { ...familyHeaders(family), ...g.headers }, body: errorBody(family, g) };
+  return { status: g.status, headers: { ...familyHeaders(family), ...g.headers }, body: errorBody(family, g), message: redact(g.message) };
 }
 
 function redactFields(fields: Record<string, unknown>): Record<string, unknown> {

@@ -136,6 +136,16 @@ export class CreditService {
     return still === undefined ? owed : Math.min(owed, still);
   }
 
+  /**
+   * Charges a cost that has no hold any more (a video task the provider finished after the gateway
+   * gave up on it and released its hold): from the balance, the rest owed.
+   */
+  async chargeWithoutHold(keyId: string, costMicros: number): Promise<Settled> {
+    const cost = Number.isFinite(costMicros) ? Math.max(0, Math.ceil(costMicros)) : 0;
+    const owed = await this.repo.charge(keyId, cost);
+    return { chargedMicros: cost, overageMicros: owed > 0 ? await this.owedAfterLease(keyId, owed) : 0 };
+  }
+
   /** Returns the held amount; true when this call closed the hold. */
   async release(hold: Hold | { reservationId: string | null }): Promise<boolean> {
     if ('lease' in hold && hold.lease) {

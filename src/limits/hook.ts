@@ -94,5 +94,6 @@ function recordRefusal(ctx: LimitContext, request: LimitSubject, endpoint: strin
     output_units: 0,
     cost_micros: 0,
     latency_ms: 0,
+    error: err.message,
   });
 }

@@ -1,5 +1,6 @@
 import type { UsageEntry, UsageRepo } from '../store/repos/usage.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
+import { redact } from '../http/redact.js';
 
 /** Rows kept for a retry while the database is unreachable; beyond this the oldest are reported lost. */
 const MAX_PENDING = 100_000;
@@ -89,6 +90,9 @@ function clean(e: Omit<UsageEntry, 'created_at'> & { created_at?: number }): Usa
     overage_micros: int(e.overage_micros),
     latency_ms: int(e.latency_ms),
     created_at: int(e.created_at ?? Date.now()),
+    billed_by: e.billed_by ? text(e.billed_by) : '',
+    // What a client was answered; scrubbed again here, as any text a client sent may be quoted in it.
+    error: e.error ? text(redact(e.error)) : '',
   };
 }
 

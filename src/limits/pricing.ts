@@ -1,12 +1,99 @@
-import type { ModelConfig } from '../config/schema.js';
+import type { ModelConfig, PriceConfig, PriceFactor } from '../config/schema.js';
 import type { BillableUnits } from '../providers/video-types.js';
 
-// The arithmetic of every price unit. Prices are USD; costs are micro-dollars, rounded up. Which
-// unit a video model bills in, and how many units a task used, is its provider adapter's to say.
+// The price rule of a model, applied. A rule is data (models.<id>.price): a base rate in the unit
+// the provider bills by, and factors that multiply it when the request matches. The same functions
+// give a request's hold (from what it asks for) and its settle (from what the provider reported),
+// each with the text a usage row keeps of what it was billed by. Prices are USD; costs are
+// micro-dollars, rounded up. Which unit a video model bills in, and how many units a task used, is
+// its provider adapter's to say.
 
-export function chatCostMicros(model: ModelConfig, inputTokens: number, outputTokens: number): number {
+/** A cost and how it was reached (`10 s × $0.05/s (720p) × 1.5 (audio)`). */
+export interface Quote {
+  micros: number;
+  billedBy: string;
+}
+
+/** The request's values a factor may name (src/config/price-rule.ts lists them per model kind). */
+export interface PriceContext {
+  resolution?: string;
+  duration?: number;
+  /** Whether the request asked for audio; a request that leaves it out counts as false. */
+  audio?: boolean;
+  mode?: string;
+  size?: string;
+  quality?: string;
+  n?: number;
+}
+
+/**
+ * The ratio every price the caller pays is multiplied by: 1 for every caller here. The one place a
+ * per-project price ratio applies to the prices a client reads.
+ */
+export function callerPriceRatio(_principal: unknown): number {
+  return 1;
+}
+
+/** Micro-dollars rounded up, ignoring the float noise of a product that is a whole number (0.05 × 3 × 1e6). */
+function ceilMicros(x: number): number {
+  return Math.max(0, Math.ceil(x - 1e-6));
+}
+
+function num(n: number): string {
+  return Number.isInteger(n) ? String(n) : String(+n.toFixed(4));
+}
+
+function usd(n: number): string {
+  return `$${+n.toPrecision(6)}`;
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return typeof a === 'string' && typeof b === 'string' ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+/** Whether every dimension of a factor's `when` matches the request. */
+function matches(when: PriceFactor['when'], ctx: PriceContext): boolean {
+  for (const [name, want] of Object.entries(when)) {
+    let got = (ctx as Record<string, unknown>)[name];
+    if (name === 'audio') got = got === true;
+    if (got === undefined) return false;
+    if (!(Array.isArray(want) ? want.some((w) => same(w, got)) : same(want, got))) return false;
+  }
+  return true;
+}
+
+function factorLabel(f: PriceFactor): string {
+  if (f.label) return f.label;
+  return Object.entries(f.when)
+    .map(([k, v]) => (v === true ? k : v === false ? `no ${k}` : `${k} ${Array.isArray(v) ? v.join('|') : String(v)}`))
+    .join(', ');
+}
+
+/** The base cost times every factor the request matches. */
+function quote(price: PriceConfig | undefined, baseMicros: number, base: string, ctx: PriceContext): Quote {
+  let micros = baseMicros;
+  let text = base;
+  for (const f of price?.factors ?? []) {
+    if (!matches(f.when, ctx)) continue;
+    micros *= f.multiply;
+    text += ` × ${num(f.multiply)} (${factorLabel(f)})`;
+  }
+  return { micros: ceilMicros(micros), billedBy: text };
+}
+
+export function chatQuote(model: ModelConfig, inputTokens: number, outputTokens: number): Quote {
   const p = model.price ?? {};
-  return Math.ceil(inputTokens * (p.input_per_million ?? 0) + outputTokens * (p.output_per_million ?? 0));
+  const inRate = p.input_per_million ?? 0;
+  const outRate = p.output_per_million ?? 0;
+  return {
+    micros: ceilMicros(inputTokens * inRate + outputTokens * outRate),
+    billedBy: `${inputTokens} input tokens × ${usd(inRate)}/M + ${outputTokens} output tokens × ${usd(outRate)}/M`,
+  };
+}
+
+/** The cost in micro-dollars of a chat request's tokens. */
+export function chatCostMicros(model: ModelConfig, inputTokens: number, outputTokens: number): number {
+  return chatQuote(model, inputTokens, outputTokens).micros;
 }
 
 /** What an images request produced (or may produce, for the hold), in every unit an image model may bill. */
@@ -15,6 +102,8 @@ export interface ImageUnits {
   /** The size asked for (`WxH` or `1K`…) and the quality: keys of a per_image table. */
   size?: string;
   quality?: string;
+  /** The images the request asked for (its `n`), for factors on n. */
+  n?: number;
   /** Output pixels in millions, all images together. */
   megapixels?: number;
   /** Tokens the provider billed (models priced per token). */
@@ -27,28 +116,43 @@ export interface ImageUnits {
  * then quality; a table without the request's key takes its highest rate, so a hold never falls short.
  */
 export function perImageRate(price: ModelConfig['price'], size?: string, quality?: string): number {
+  return perImageEntry(price, size, quality).rate;
+}
+
+function perImageEntry(price: ModelConfig['price'], size?: string, quality?: string): { rate: number; key: string } {
   const rate = price?.per_image;
-  if (rate === undefined) return 0;
-  if (typeof rate === 'number') return rate;
+  if (rate === undefined) return { rate: 0, key: '' };
+  if (typeof rate === 'number') return { rate, key: '' };
   const keys = [quality && size ? `${quality} ${size}` : '', size ?? '', quality ?? ''].filter(Boolean).map((k) => k.toLowerCase());
   for (const k of keys) {
     const hit = Object.entries(rate).find(([key]) => key.toLowerCase() === k);
-    if (hit) return hit[1];
+    if (hit) return { rate: hit[1], key: hit[0] };
   }
-  return Math.max(0, ...Object.values(rate));
+  return { rate: Math.max(0, ...Object.values(rate)), key: 'highest rate' };
 }
 
 /**
  * The cost of images in the unit the model is priced in: tokens when it has token prices and the
  * provider reported tokens, else megapixels when it has a per-megapixel price, else images.
  */
-export function imageCostMicros(model: ModelConfig, units: number | ImageUnits): number {
+export function imageQuote(model: ModelConfig, units: number | ImageUnits): Quote {
   const u = typeof units === 'number' ? { images: units } : units;
   const p = model.price ?? {};
+  const ctx: PriceContext = { size: u.size, quality: u.quality, n: u.n };
   const tokenPriced = p.input_per_million !== undefined || p.output_per_million !== undefined;
-  if (tokenPriced && (u.inputTokens !== undefined || u.outputTokens !== undefined)) return chatCostMicros(model, u.inputTokens ?? 0, u.outputTokens ?? 0);
-  if (p.per_megapixel !== undefined && u.megapixels !== undefined) return Math.ceil(u.megapixels * p.per_megapixel * 1_000_000);
-  return Math.ceil(u.images * perImageRate(p, u.size, u.quality) * 1_000_000);
+  if (tokenPriced && (u.inputTokens !== undefined || u.outputTokens !== undefined)) {
+    const tokens = chatQuote(model, u.inputTokens ?? 0, u.outputTokens ?? 0);
+    return quote(p, (u.inputTokens ?? 0) * (p.input_per_million ?? 0) + (u.outputTokens ?? 0) * (p.output_per_million ?? 0), tokens.billedBy, ctx);
+  }
+  if (p.per_megapixel !== undefined && u.megapixels !== undefined) {
+    return quote(p, u.megapixels * p.per_megapixel * 1_000_000, `${num(u.megapixels)} MP × ${usd(p.per_megapixel)}/MP`, ctx);
+  }
+  const { rate, key } = perImageEntry(p, u.size, u.quality);
+  return quote(p, u.images * rate * 1_000_000, `${u.images} image${u.images === 1 ? '' : 's'} × ${usd(rate)}${key ? ` (${key})` : ''}`, ctx);
+}
+
+export function imageCostMicros(model: ModelConfig, units: number | ImageUnits): number {
+  return imageQuote(model, units).micros;
 }
 
 /**
@@ -64,17 +168,40 @@ export function perSecondRate(price: ModelConfig['price'], resolution?: string):
   return hit ? hit[1] : Math.max(0, ...Object.values(rate));
 }
 
-/** The cost of video units in the unit the model bills; a unit the model has no price for costs nothing. */
-export function videoCostMicros(model: ModelConfig, b: BillableUnits): number {
+/**
+ * The cost of video units in the unit the model bills, times the factors the request matches
+ * (`ctx`: the create request's values); a unit the model has no price for costs nothing.
+ */
+export function videoQuote(model: ModelConfig, b: BillableUnits, ctx: PriceContext = {}): Quote {
   const p = model.price ?? {};
+  const at = { ...ctx, resolution: b.resolution ?? ctx.resolution };
   switch (b.unit) {
     case 'tokens':
-      return Math.ceil(b.units * (p.per_million_tokens ?? 0));
-    case 'seconds':
+      return quote(p, b.units * (p.per_million_tokens ?? 0), `${b.units} tokens × ${usd(p.per_million_tokens ?? 0)}/M`, at);
+    case 'seconds': {
       // A model priced per video is billed per video whatever unit its provider counts in.
-      if (p.per_second === undefined && p.per_video !== undefined) return Math.ceil(p.per_video * 1_000_000);
-      return Math.ceil(b.units * perSecondRate(p, b.resolution) * 1_000_000);
+      if (p.per_second === undefined && p.per_video !== undefined) return quote(p, p.per_video * 1_000_000, `1 video × ${usd(p.per_video)}`, at);
+      const rate = perSecondRate(p, b.resolution);
+      const tier = typeof p.per_second === 'object' && b.resolution ? ` (${b.resolution})` : '';
+      return quote(p, b.units * rate * 1_000_000, `${num(b.units)} s × ${usd(rate)}/s${tier}`, at);
+    }
     case 'videos':
-      return Math.ceil(b.units * (p.per_video ?? 0) * 1_000_000);
+      return quote(p, b.units * (p.per_video ?? 0) * 1_000_000, `${b.units} video${b.units === 1 ? '' : 's'} × ${usd(p.per_video ?? 0)}`, at);
   }
+}
+
+export function videoCostMicros(model: ModelConfig, b: BillableUnits, ctx: PriceContext = {}): number {
+  return videoQuote(model, b, ctx).micros;
+}
+
+/** A price rule as a client reads it (GET /v1/models/{id}): every rate in USD times the caller's ratio. */
+export function pricingView(price: PriceConfig | undefined, ratio: number): Record<string, unknown> {
+  const scale = (v: number) => +(v * ratio).toPrecision(12);
+  const out: Record<string, unknown> = { currency: 'USD' };
+  for (const [k, v] of Object.entries(price ?? {})) {
+    if (k === 'factors') out.factors = v;
+    else if (typeof v === 'number') out[k] = scale(v);
+    else if (v && typeof v === 'object') out[k] = Object.fromEntries(Object.entries(v as Record<string, number>).map(([t, r]) => [t, scale(r)]));
+  }
+  return out;
 }

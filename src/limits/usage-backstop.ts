@@ -32,6 +32,8 @@ export interface BackstopSubject extends Departing {
   principal: Principal | null;
   usageRecorded: boolean;
   usageModel: string;
+  /** The message the request was answered with (its error). */
+  usageError: string;
   reachedRoute: boolean;
   body: unknown;
 }
@@ -55,6 +57,7 @@ export function recordBackstop(ledger: Ledger, request: BackstopSubject, billabl
     output_units: 0,
     cost_micros: 0,
     latency_ms: Math.round(latencyMs),
+    error: status === 499 ? 'The client closed the request before the answer.' : request.usageError,
   });
 }
 

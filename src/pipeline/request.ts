@@ -101,6 +101,8 @@ export class GatewayRequest {
   usageRecorded = false;
   /** The model a body that is not JSON named (a multipart `model` field, a Gemini path), for the refusal row. */
   usageModel = '';
+  /** The message of the error this request was answered with, for its refusal row. */
+  usageError = '';
   /** The request got as far as its route's handler. */
   reachedRoute = false;
   /** Admin routes: who is calling (an admin token or a console session). */

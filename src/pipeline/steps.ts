@@ -186,6 +186,7 @@ export class Exchange {
     }
     reply.hijacked = false;
     const answer = errorAnswer(err, request.url, request.log);
+    request.usageError = answer.message;
     for (const k in answer.headers) reply.header(k, answer.headers[k]);
     reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answer.body));
   }

@@ -93,6 +93,26 @@ export interface ImagesCall {
   wait?: { interval_ms?: number; timeout_s?: number };
 }
 
+/**
+ * What an upstream image model accepts: the values the adapter checks a request against. A field
+ * that is absent means the provider judges the value.
+ */
+export interface ImageModelCaps {
+  operations?: ('generate' | 'edit')[];
+  /** Sizes (`WxH`) and resolution tiers (`2K`) it renders. */
+  sizes?: string[];
+  /** Free sizes: each side from min to max (a multiple of `multiple_of`, at most `max_pixels`). */
+  dimensions?: { min: number; max: number; multiple_of?: number; max_pixels?: number };
+  aspect_ratios?: string[];
+  qualities?: string[];
+  /** The most images one request may ask for. */
+  max_n?: number;
+  output_formats?: string[];
+  /** Input images one request takes (edit uploads or `image` references). */
+  max_input_images?: number;
+  mask?: boolean;
+}
+
 export interface ImagesAdapter {
   generate(call: ImagesCall, target: Target, params: ImageParams): Promise<ImagesResult>;
   edit(call: ImagesCall, target: Target, input: EditInput): Promise<ImagesResult>;
@@ -103,4 +123,6 @@ export interface ImagesAdapter {
    * and billed (a failed or cancelled one adds nothing); one that could not be read stays open.
    */
   check?(call: ImagesCall, target: Target, pending: PendingTasks): Promise<PendingTasks>;
+  /** What an upstream model accepts, as `generate` and `edit` check it; absent: the provider judges. */
+  caps?(upstreamModel: string): ImageModelCaps;
 }

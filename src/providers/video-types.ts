@@ -138,6 +138,8 @@ export interface VideoAdapter {
    * every ratio (src/providers/video-sizes.ts).
    */
   sizes?(upstreamModel: string, mode: VideoModeName): VideoSizeOption[];
+  /** Whether the provider takes a generation parameter (one it does not is a 400 at create). */
+  takesParam?(name: keyof VideoParams): boolean;
   /** Provider-specific checks beyond `caps` (a GatewayError 400 for a value the provider refuses). */
   validate?(upstreamModel: string, req: VideoGenerationRequest): void;
   /** The billable units the request will probably cost, in the model's billing unit (the credit hold). */

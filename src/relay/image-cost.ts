@@ -22,6 +22,7 @@ export function holdUnits(params: ImageParams): ImageUnits {
     images: n,
     size: params.size,
     quality: params.quality,
+    n,
     megapixels: n * megapixels(params.size, 4.2),
     inputTokens: Math.ceil(params.prompt.length / 2),
     outputTokens: n * HOLD_TOKENS_PER_IMAGE,
@@ -32,6 +33,7 @@ export function holdUnits(params: ImageParams): ImageUnits {
 export interface PricedBy {
   size?: string;
   quality?: string;
+  n?: number;
 }
 
 /** What the images returned (or a finished task's) cost: the provider's billed units where it reports them. */
@@ -41,6 +43,7 @@ export function spentUnits(params: PricedBy, images: number, billed: ImagesBille
     images: billed?.images ?? images,
     size: params.size,
     quality: params.quality,
+    n: params.n ?? 1,
     megapixels: billed?.megapixels ?? (billed?.images ?? images) * megapixels(params.size, 1.05),
     ...(tokens ? { inputTokens: billed?.inputTokens ?? 0, outputTokens: billed?.outputTokens ?? 0 } : {}),
   };

@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { mayUseModel } from '../auth/principal.js';
 import type { ModelConfig } from '../config/schema.js';
 import { GatewayError, errors, statusOf } from '../http/errors.js';
+import { toGatewayError } from '../http/error-answer.js';
 import { clientStillThere, type DepartureSignal } from '../http/departure.js';
 import type { CreditService, Hold, Settled } from '../limits/credit.js';
 import type { FitHint } from '../limits/credit-refusal.js';
@@ -72,6 +73,8 @@ export interface Outcome<R> {
   output?: number;
   /** The real cost to settle the hold with; absent: the hold stays open (a video task's) and the row records no cost. */
   costMicros?: number;
+  /** How the cost was reached (the price rule applied), kept on the usage row. */
+  billedBy?: string;
   /** The answer is already out: a failing settle is handed here (to be logged) instead of failing the request. */
   settleFailed?: (err: Error) => void;
   /**
@@ -97,7 +100,7 @@ export async function meteredCall<A, R>(
 ): Promise<R> {
   let channel = '';
   const inputUnits = m.inputUnits ?? 0;
-  const write = (status: number, input: number, output: number, cost: number, overage = 0) =>
+  const write = (status: number, input: number, output: number, cost: number, overage = 0, note: RowNote = {}) =>
     d.ledger.record({
       key_id: m.principal.keyId,
       model: m.model.id,
@@ -109,14 +112,17 @@ export async function meteredCall<A, R>(
       cost_micros: cost,
       overage_micros: overage,
       latency_ms: Date.now() - m.started,
+      billed_by: note.billedBy ?? '',
+      error: note.error ?? '',
     });
-  const record = (status: number, input: number, output: number, cost: number, overage = 0) => {
-    if (m.claimRow()) write(status, input, output, cost, overage);
+  const record = (status: number, input: number, output: number, cost: number, overage = 0, note: RowNote = {}) => {
+    if (m.claimRow()) write(status, input, output, cost, overage, note);
   };
   const gone = () => new GatewayError(CLIENT_CLOSED, 'client_closed_request', m.goneMessage);
   if (m.gone ? m.gone() : m.departed.aborted) {
-    record(CLIENT_CLOSED, inputUnits, 0, 0);
-    throw gone();
+    const err = gone();
+    record(CLIENT_CLOSED, inputUnits, 0, 0, 0, { error: err.message });
+    throw err;
   }
   const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : await d.credit.reserve(m.principal, m.holdMicros, m.fit);
 
@@ -144,7 +150,7 @@ export async function meteredCall<A, R>(
   } catch (err) {
     await releaseQuietly(d.credit, hold);
     const failure = err instanceof UpstreamFailure ? (err.kind === 'aborted' ? gone() : failureToGatewayError(err)) : err;
-    record(statusOf(failure), inputUnits, 0, 0);
+    record(statusOf(failure), inputUnits, 0, 0, 0, { error: toGatewayError(failure).message });
     throw failure;
   }
   const cost = outcome.costMicros;
@@ -155,8 +161,14 @@ export async function meteredCall<A, R>(
       return null;
     });
   }
-  record(outcome.status, outcome.input ?? inputUnits, outcome.output ?? 0, settled?.chargedMicros ?? cost ?? 0, settled?.overageMicros ?? 0);
+  record(outcome.status, outcome.input ?? inputUnits, outcome.output ?? 0, settled?.chargedMicros ?? cost ?? 0, settled?.overageMicros ?? 0, { billedBy: cost !== undefined ? outcome.billedBy : undefined });
   return outcome.value;
+}
+
+/** What a ledger row says beside its numbers: how its cost was reached, or what its client was told. */
+interface RowNote {
+  billedBy?: string;
+  error?: string;
 }
 
 async function releaseQuietly(credit: CreditService, hold: Hold): Promise<void> {

@@ -9,7 +9,7 @@ import { redact } from '../http/redact.js';
 import { clientGone } from '../http/departure.js';
 import { believableCount } from '../upstream/usage-number.js';
 import { claimUsageRow } from '../limits/usage-backstop.js';
-import { chatCostMicros } from '../limits/pricing.js';
+import { chatCostMicros, chatQuote } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
 import { inputTokenBound } from '../limits/estimate.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
@@ -87,7 +87,10 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       holdMicros: chatCostMicros(model.config, estimate.input, estimate.output),
       fit: chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined),
     };
-    const charge = (status: number, input: number, output: number) => ({ status, input, output, costMicros: chatCostMicros(model.config, input, output) });
+    const charge = (status: number, input: number, output: number) => {
+      const q = chatQuote(model.config, input, output);
+      return { status, input, output, costMicros: q.micros, billedBy: q.billedBy };
+    };
     const runOptions = { canRetry: () => !reply.raw.headersSent && !signal.aborted };
 
     try {

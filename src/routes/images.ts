@@ -6,7 +6,7 @@ import { GatewayError, errors } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
 import { limitModel } from '../pipeline/steps.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
-import { imageCostMicros } from '../limits/pricing.js';
+import { imageCostMicros, imageQuote } from '../limits/pricing.js';
 import { holdUnits, spentUnits } from '../relay/image-cost.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest, type Outcome } from '../relay/metered.js';
@@ -74,6 +74,7 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
           channel: call.channel,
           endpoint,
           status: error.status,
+          error: error.message,
           inputUnits: inputImages,
           started: metered.started,
           hold: call.hold,
@@ -86,11 +87,13 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
       // Vercel AI SDK's edit path send none and read only b64_json.
       const format = params.response_format ?? (endpoint === 'images.edits' ? 'b64_json' : undefined);
       const data = await deliverImages(result, format, { target: served!, upstream: services.upstream, files, base: baseForRequest(services.config, request), signal: request.departed });
+      const spent = imageQuote(model.config, spentUnits(params, data.length, result.billed));
       return {
         // Settled by the images returned (none: nothing charged), in the unit the model is priced in.
         status: 200,
         output: data.length,
-        costMicros: imageCostMicros(model.config, spentUnits(params, data.length, result.billed)),
+        costMicros: spent.micros,
+        billedBy: spent.billedBy,
         value: {
           created: result.created,
           ...result.extra,

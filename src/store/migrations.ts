@@ -433,6 +433,24 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    // What each usage row was billed by: unit, quantity, rate and the price factors applied.
+    '0012_usage_billed_by': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('billed_by', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('billed_by').execute();
+      },
+    },
+    // A ledger row's error: the message its client was answered with (empty for a success).
+    '0016_console': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('usage').addColumn('error', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('usage').dropColumn('error').execute();
+      },
+    },
     // Queued image requests whose client stopped waiting: the provider tasks and the credit hold,
     // followed to their end by the image-wait worker (claimed with a lease, like the outbox).
     '0017_image_waits': {
@@ -445,6 +463,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('channel', 'text', (c) => c.notNull())
           .addColumn('endpoint', 'text', (c) => c.notNull())
           .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('error', 'text', (c) => c.notNull().defaultTo(''))
           .addColumn('input_units', 'integer', (c) => c.notNull().defaultTo(0))
           .addColumn('started_at', 'bigint', (c) => c.notNull())
           .addColumn('reservation_id', 'text')

@@ -92,6 +92,10 @@ export interface UsageTable {
   overage_micros: Generated<number>;
   latency_ms: number;
   created_at: number;
+  /** How the cost was reached: `10 s × $0.05/s (720p) × 1.5 (audio)`; empty for rows that cost nothing. */
+  billed_by: Generated<string>;
+  /** The message the client was answered with when the request failed or was refused; '' otherwise. */
+  error: Generated<string>;
 }
 
 /** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */
@@ -215,8 +219,9 @@ export interface ImageWaitTable {
   model: string;
   channel: string;
   endpoint: string;
-  /** The usage row's status (504 or 499), its input units and when the request arrived. */
+  /** The usage row's status (504 or 499), the message its client was told, its input units and when the request arrived. */
   status: number;
+  error: string;
   input_units: number;
   started_at: number;
   /** The credit hold (null: a key with unlimited credit). */

@@ -1,10 +1,41 @@
-import type { VideoModeName } from '../config/schema.js';
+import type { Config, VideoModeName } from '../config/schema.js';
 import { GatewayError, errors } from '../http/errors.js';
-import type { VideoAdapter, VideoGenerationRequest, VideoModelCaps } from '../providers/video-types.js';
+import type { ImageModelCaps } from '../providers/image-types.js';
+import type { ImageRole, VideoAdapter, VideoGenerationRequest, VideoModelCaps } from '../providers/video-types.js';
+import type { CatalogModel } from '../relay/catalog.js';
+import { imagesAdapterFor } from '../providers/index.js';
+import { targetFor } from '../upstream/target.js';
+import { bindModel } from './binding.js';
 
-// A create request checked against what the model accepts: its configured modes, and the values
-// its provider adapter declares for the upstream model. A value outside them is a 400 that names
-// the values allowed, before any credit is held.
+// What a model accepts, from one source: a create request is checked against it (a value outside
+// it is a 400 that names the values allowed, before any credit is held), and GET /v1/models/{id}
+// shows it as the model's `capabilities`.
+
+/** The images a request may send per role, in each mode that takes them (the modes of docs/video.md). */
+const IMAGES_PER_ROLE: Record<VideoModeName, Partial<Record<ImageRole, number>>> = {
+  text: {},
+  first_frame: { first_frame: 1 },
+  first_last_frame: { first_frame: 1, last_frame: 1 },
+  reference_image: { reference_image: 4 },
+};
+
+export interface VideoCapabilities extends VideoModelCaps {
+  modes: VideoModeName[];
+  /** Whether `generate_audio` is taken; absent when no channel can tell. */
+  audio?: boolean;
+  /** The most images per role, over the modes the model serves. */
+  max_images: Partial<Record<ImageRole, number>>;
+}
+
+/** The modes and values a video model accepts: its configured modes within what its provider's model serves. */
+export function videoCapabilities(configModes: VideoModeName[], adapter: VideoAdapter, upstreamModel: string): VideoCapabilities {
+  const caps: VideoModelCaps = adapter.caps(upstreamModel);
+  const modes = caps.modes ? configModes.filter((m) => caps.modes!.includes(m)) : configModes;
+  const max_images: Partial<Record<ImageRole, number>> = {};
+  for (const mode of modes) for (const [role, n] of Object.entries(IMAGES_PER_ROLE[mode]) as [ImageRole, number][]) max_images[role] = Math.max(max_images[role] ?? 0, n);
+  const audio = adapter.takesParam?.('generate_audio');
+  return { ...caps, modes, ...(audio !== undefined ? { audio } : {}), max_images };
+}
 
 function listOf(values: readonly (string | number)[]): string {
   const nums = values.every((v) => typeof v === 'number') ? (values as number[]) : null;
@@ -19,10 +50,9 @@ function checkValue<T extends string | number>(model: string, field: string, val
 }
 
 export function checkVideoRequest(model: string, configModes: VideoModeName[], adapter: VideoAdapter, upstreamModel: string, req: VideoGenerationRequest): void {
-  const caps: VideoModelCaps = adapter.caps(upstreamModel);
-  const modes = caps.modes ? configModes.filter((m) => caps.modes!.includes(m)) : configModes;
-  if (!modes.includes(req.mode)) {
-    throw new GatewayError(400, 'unsupported_mode', `The model "${model}" does not support ${req.mode} generation; it supports: ${modes.join(', ') || 'none'}.`, {}, 'images');
+  const caps = videoCapabilities(configModes, adapter, upstreamModel);
+  if (!caps.modes.includes(req.mode)) {
+    throw new GatewayError(400, 'unsupported_mode', `The model "${model}" does not support ${req.mode} generation; it supports: ${caps.modes.join(', ') || 'none'}.`, {}, 'images');
   }
   const p = req.params;
   checkValue(model, 'duration', p.duration, caps.durations, ' seconds');
@@ -30,4 +60,33 @@ export function checkVideoRequest(model: string, configModes: VideoModeName[], a
   checkValue(model, 'ratio', p.ratio, caps.ratios);
   checkValue(model, 'fps', p.fps, caps.fps);
   adapter.validate?.(upstreamModel, req);
+}
+
+/** The client formats a chat model is served in (every one, whatever its channels speak). */
+const CHAT_FORMATS = ['openai-chat', 'openai-responses', 'anthropic-messages', 'gemini-generate-content'];
+
+/**
+ * A model's `capabilities` as GET /v1/models/{id} shows them: what its first channel's provider
+ * model accepts (the one a create is checked against). Absent fields: the provider judges.
+ */
+export function modelCapabilities(model: CatalogModel, images: Pick<Config['images'], 'max_n'>): Record<string, unknown> {
+  switch (model.config.kind) {
+    case 'chat':
+      return { formats: CHAT_FORMATS };
+    case 'video': {
+      const b = bindModel(model);
+      return b ? { ...videoCapabilities(model.config.modes ?? [], b.adapter, b.target.upstreamModel) } : { modes: model.config.modes ?? [] };
+    }
+    case 'image': {
+      let caps: ImageModelCaps = {};
+      for (const channel of model.channels) {
+        const found = imagesAdapterFor(targetFor(channel, model.id));
+        if (!found) continue;
+        caps = found.adapter.caps?.(found.target.upstreamModel) ?? {};
+        break;
+      }
+      // The gateway's own limit on n applies whatever the provider's is.
+      return { ...caps, max_n: Math.min(caps.max_n ?? images.max_n, images.max_n) };
+    }
+  }
 }

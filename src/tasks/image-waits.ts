@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import { randomBase62 } from '../ids.js';
 import type { CreditService, Hold } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
-import { imageCostMicros } from '../limits/pricing.js';
+import { imageQuote } from '../limits/pricing.js';
 import type { PendingImages, PendingTasks } from '../providers/image-types.js';
 import { imagesAdapterFor } from '../providers/index.js';
 import type { Catalog } from '../relay/catalog.js';
@@ -37,8 +37,9 @@ export interface ImageWait {
   model: string;
   channel: string;
   endpoint: string;
-  /** The usage row's status (504, or 499 for a client that left). */
+  /** The usage row's status (504, or 499 for a client that left) and the message the client was answered with. */
   status: number;
+  error: string;
   inputUnits: number;
   started: number;
   hold: Hold;
@@ -72,10 +73,11 @@ export class ImageWaits extends ClaimWorker<ImageWaitRow> {
       channel: w.channel,
       endpoint: w.endpoint,
       status: w.status,
+      error: w.error,
       input_units: w.inputUnits,
       started_at: w.started,
       reservation_id: reservationId,
-      units: JSON.stringify({ size: w.pricedBy.size, quality: w.pricedBy.quality }),
+      units: JSON.stringify({ size: w.pricedBy.size, quality: w.pricedBy.quality, n: w.pricedBy.n }),
       tasks: JSON.stringify(w.pending.state),
       state: 'pending',
       next_attempt_at: now,
@@ -123,12 +125,12 @@ export class ImageWaits extends ClaimWorker<ImageWaitRow> {
     const model = this.d.catalog.get(row.model);
     const billed = Object.keys(state.billed).length ? state.billed : undefined;
     // A model taken out of the config since: the images are charged at the hold, as an unknown cost is.
-    const cost = state.images || billed ? (model ? imageCostMicros(model.config, spentUnits(JSON.parse(row.units) as PricedBy, state.images, billed)) : NaN) : 0;
+    const q = state.images || billed ? (model ? imageQuote(model.config, spentUnits(JSON.parse(row.units) as PricedBy, state.images, billed)) : { micros: NaN, billedBy: '' }) : { micros: 0, billedBy: '' };
     const hold = { reservationId: row.reservation_id };
     let charged = 0;
     let overage = 0;
-    if (cost > 0 || Number.isNaN(cost)) {
-      const s = await this.d.credit.settle(hold, cost);
+    if (q.micros > 0 || Number.isNaN(q.micros)) {
+      const s = await this.d.credit.settle(hold, q.micros);
       charged = s?.chargedMicros ?? 0;
       overage = s?.overageMicros ?? 0;
     } else await this.d.credit.release(hold);
@@ -143,6 +145,8 @@ export class ImageWaits extends ClaimWorker<ImageWaitRow> {
       cost_micros: charged,
       overage_micros: overage,
       latency_ms: Date.now() - row.started_at,
+      billed_by: q.billedBy,
+      error: row.error,
     });
   }
 }

@@ -149,7 +149,7 @@ export type VideoObject = Static<typeof VideoObjectSchema>;
 
 const STATUS: Record<string, string> = { SUBMITTED: 'queued', QUEUED: 'queued', IN_PROGRESS: 'in_progress', SUCCESS: 'completed', FAILURE: 'failed' };
 
-function parseMeta(text: string): Partial<VideoMeta> {
+export function parseMeta(text: string): Partial<VideoMeta> {
   try {
     const v: unknown = JSON.parse(text);
     return isObject(v) ? (v as Partial<VideoMeta>) : {};

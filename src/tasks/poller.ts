@@ -21,6 +21,8 @@ export interface PollerDeps {
 
 /** How often the poller looks for finished tasks whose credit hold a dead process left open. */
 const SWEEP_EVERY_MS = 30_000;
+/** Late reads of timed-out tasks per poller tick (they are rare; see lateReads). */
+const LATE_READS_PER_TICK = 20;
 
 /** How one provider read went, for the poll latency histogram. */
 export type PollObserver = (provider: string, outcome: 'ok' | 'error', seconds: number) => void;
@@ -83,6 +85,7 @@ export class Poller extends ClaimWorker<TaskRow> {
   readonly owner = `poller-${randomBase62(12)}`;
   private readonly lanes = new Map<string, Lane>();
   private lastSweep = 0;
+  private lastLateRead = 0;
   private observe: PollObserver | null = null;
   /** Bindings of (channel, model), valid while `config.channels` is the same array (a reload replaces it). */
   private bindings = new Map<string, VideoBinding | null>();
@@ -138,9 +141,50 @@ export class Poller extends ClaimWorker<TaskRow> {
   }
 
   protected override async beforeClaim(now: number): Promise<void> {
+    if (now - this.lastLateRead >= Math.min(SWEEP_EVERY_MS, this.d.config.tasks.max_backoff_ms)) {
+      this.lastLateRead = now;
+      await this.lateReads(now);
+    }
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     await this.sweepOpenHolds();
+  }
+
+  /**
+   * Reads tasks the gateway gave up on once more, for tasks.late_read_s after their deadline: a
+   * provider that reports success is recorded and charged (TaskTransitions.lateSuccess); one that
+   * reports failure, or forgot the task, ends the reads. Each read is claimed by a guarded update,
+   * so one instance reads a task at a time. Public so tests can run it at once.
+   */
+  async lateReads(now = Date.now()): Promise<void> {
+    const s = this.d.config.tasks;
+    for (const row of await this.d.repo.lateReadsDue(now, LATE_READS_PER_TICK)) {
+      const over = s.late_read_s === 0 || now > row.deadline_at + s.late_read_s * 1000;
+      const bound = over ? undefined : this.bind(row);
+      if (!bound) {
+        await this.d.repo.deferLateRead(row.task_id, row.next_poll_at, 0);
+        continue;
+      }
+      const next = now + s.max_backoff_ms;
+      if (!(await this.d.repo.deferLateRead(row.task_id, row.next_poll_at, next))) continue;
+      await this.inLane(row.channel, async () => {
+        let raw: Record<string, unknown>;
+        try {
+          raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.signal }, bound.target, row.upstream_id);
+        } catch (err) {
+          if (!(err instanceof UpstreamFailure)) throw err;
+          // The provider no longer knows the task: nothing more will come of it.
+          if (err.kind === 'status' && err.status === 404) await this.d.repo.deferLateRead(row.task_id, next, 0);
+          return;
+        }
+        const view = bound.adapter.view(raw, Date.now());
+        if (view.state === 'succeeded') {
+          if (!(await this.d.transitions.lateSuccess({ ...row, next_poll_at: next }, raw, view))) await this.d.repo.deferLateRead(row.task_id, next, 0);
+        } else if (view.state === 'failed' || view.state === 'cancelled' || view.state === 'expired') {
+          await this.d.repo.deferLateRead(row.task_id, next, 0);
+        }
+      });
+    }
   }
 
   /** Runs `fn` in a slot of the channel's lane; false when the poller stopped before a slot was free. Never throws. */

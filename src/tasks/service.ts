@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { errors, statusOf } from '../http/errors.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
-import { videoCostMicros } from '../limits/pricing.js';
+import { videoCostMicros, type PriceContext } from '../limits/pricing.js';
 import type { Catalog } from '../relay/catalog.js';
 import type { Relay } from '../relay/relay.js';
 import { meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
@@ -18,7 +18,7 @@ import type { BillableUnits, CreatedTask } from '../providers/video-types.js';
 import { TASK_ID, invalidTaskId, parseCreateBody, taskNotExist, type ParsedCreate } from './request.js';
 import { asVideosApiError, nativeVideoBody, parseVideoCreate, videoMeta, type VideoMeta } from './openai-videos.js';
 import { toTaskRecord, type TaskRecord } from './record.js';
-import type { TaskTransitions } from './transitions.js';
+import { videoPriceContext, type TaskTransitions } from './transitions.js';
 import { urlNeedsRefresh } from '../providers/signed-url.js';
 import { bindChannel, bindModel, bindTask, type VideoBinding } from './binding.js';
 import { checkVideoRequest } from './capabilities.js';
@@ -108,6 +108,7 @@ export class TaskService {
     const callback = this.subscribe && subscribeBody ? await this.subscribe(p, subscribeBody) : null;
 
     const estimate = judge.adapter.estimate(judge.target.upstreamModel, parsed.request);
+    const priceContext = videoPriceContext(parsed.request, estimate);
     const meta = videoMeta(parsed.request, judge, estimate, given);
     const metered: MeteredRequest = {
       principal: p,
@@ -117,7 +118,7 @@ export class TaskService {
       claimRow,
       departed,
       goneMessage: 'The client closed the request before the task was created.',
-      holdMicros: videoCostMicros(model.config, estimate),
+      holdMicros: videoCostMicros(model.config, estimate, priceContext),
       // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
       durable: true,
     };
@@ -137,7 +138,7 @@ export class TaskService {
         return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token: created.callbackDropped ? null : token };
       },
       async ({ created, target, expiresS, token }, { hold }) => {
-        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, meta, token);
+        const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, priceContext, meta, token);
         try {
           // The provider already runs the task: a dropped database connection must not lose it.
           await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
@@ -153,7 +154,7 @@ export class TaskService {
   }
 
   /** The stored form of a task the provider just created: SUBMITTED, its hold, its first poll and its deadline. */
-  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, meta: VideoMeta, callbackToken: string | null): TaskRow {
+  private newRow(p: Principal, model: string, action: string, created: CreatedTask, target: Target, expiresS: number, reservationId: string | null, estimate: BillableUnits, priceContext: PriceContext, meta: VideoMeta, callbackToken: string | null): TaskRow {
     const now = Date.now();
     return {
       task_id: publicTaskId(created.upstreamId),
@@ -173,7 +174,8 @@ export class TaskService {
       data: JSON.stringify(redactDeep(created.raw)),
       reservation_id: reservationId,
       estimated_units: estimate.units,
-      billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution }),
+      // The settle prices the reported units by the same rule, with the request's values for its factors.
+      billing: JSON.stringify({ unit: estimate.unit, resolution: estimate.resolution, price: priceContext }),
       // A provider that calls back is polled less often: the callback is what makes it poll at once.
       next_poll_at: now + (callbackToken ? this.d.config.tasks.callback_poll_interval_ms : this.d.config.tasks.poll_interval_ms),
       lease_owner: null,

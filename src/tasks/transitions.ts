@@ -1,11 +1,12 @@
 import type { Config } from '../config/schema.js';
 import type { CreditService } from '../limits/credit.js';
 import type { UsageLedger } from '../limits/ledger.js';
-import { videoCostMicros } from '../limits/pricing.js';
+import { videoQuote, type PriceContext } from '../limits/pricing.js';
 import { redact, redactDeep } from '../http/redact.js';
 import { taskAllowsPrivateNetwork } from './binding.js';
-import type { BillableUnits, ProviderTaskView } from '../providers/video-types.js';
+import type { BillableUnits, ProviderTaskView, VideoGenerationRequest } from '../providers/video-types.js';
 import type { TaskPatch, TaskRow, TasksRepo } from '../store/repos/tasks.js';
+import { TASK_SETTLE_ENDPOINT } from '../store/repos/usage.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import type { TaskLog } from './log.js';
 import type { MoveHooks } from './move-hooks.js';
@@ -92,21 +93,26 @@ export class TaskTransitions {
   }
 
   /** The guarded move, with the rows a status change adds written in the same transaction. */
-  private async moveWithHooks(row: TaskRow, from: string, patch: TaskPatch, next: TaskRow, now: number): Promise<boolean> {
+  private async moveWithHooks(row: TaskRow, from: string, patch: TaskPatch, next: TaskRow, now: number, note?: string): Promise<boolean> {
     const hooks = patch.status && patch.status !== from ? this.d.hooks : undefined;
     const extras = hooks ? await hooks.extrasFor(row, next, now) : undefined;
-    if (!(await this.d.repo.move(row.task_id, from, patch, extras))) return false;
+    if (!(await this.d.repo.move(row.task_id, from, patch, extras, note))) return false;
     hooks?.moved(row, next, now);
     return true;
   }
 
-  /** The gateway gives up on a task open past its deadline: FAILURE and a refund. */
+  /**
+   * The gateway gives up on a task open past its deadline (read just before by the poll that found
+   * it still open, or the provider not answering): FAILURE and a refund. The task is read again
+   * later (tasks.late_read_s) in case the provider still finishes it.
+   */
   timeout(row: TaskRow, now = Date.now()): Promise<TaskRow> {
-    return this.fail(row, timeoutReason(this.d.settings.grace_s), now, 504);
+    const late = this.d.settings.late_read_s > 0 ? now + this.d.settings.max_backoff_ms : 0;
+    return this.fail(row, timeoutReason(this.d.settings.grace_s), now, 504, late);
   }
 
   /** Ends an open task in FAILURE with `reason` (the provider lost it, or the gateway gave up). */
-  async fail(row: TaskRow, reason: string, now = Date.now(), ledgerStatus = 502): Promise<TaskRow> {
+  async fail(row: TaskRow, reason: string, now = Date.now(), ledgerStatus = 502, lateReadAt = 0): Promise<TaskRow> {
     if (isTerminal(row.status)) return row;
     const patch: TaskPatch = {
       status: 'FAILURE',
@@ -116,6 +122,8 @@ export class TaskTransitions {
       lease_owner: null,
       lease_until: 0,
       updated_at: now,
+      // Only a task the gateway gave up on is read again (0: never).
+      next_poll_at: lateReadAt,
     };
     const next = { ...row, ...patch } as TaskRow;
     if (!(await this.moveWithHooks(row, row.status, patch, next, now))) return (await this.d.repo.get(row.task_id)) ?? row;
@@ -124,12 +132,56 @@ export class TaskTransitions {
   }
 
   /**
+   * A task the gateway failed by its timeout that the provider now reports succeeded: it becomes
+   * SUCCESS (the client can fetch the video), and what the provider billed is charged without a
+   * hold (its hold was released at the timeout) and written to the ledger and the task's log.
+   * Only the caller whose guarded move wins charges. Returns whether the task moved.
+   */
+  async lateSuccess(row: TaskRow, raw: Record<string, unknown>, view: ProviderTaskView, now = Date.now()): Promise<boolean> {
+    const mapped = mapProviderTask(view, { allowPrivate: taskAllowsPrivateNetwork(this.d.config.channels, row) });
+    if (row.status !== 'FAILURE' || mapped?.status !== 'SUCCESS') return false;
+    const estimate = estimatedUnits(row);
+    const used = view.usage ? { ...view.usage, resolution: view.usage.resolution ?? estimate.resolution } : estimate;
+    const model = this.d.config.models[row.model];
+    const q = model ? videoQuote(model, used, storedPriceContext(row)) : { micros: 0, billedBy: 'model no longer configured' };
+    const patch: TaskPatch = {
+      status: 'SUCCESS',
+      progress: '100%',
+      fail_reason: redact(mapped.failReason),
+      data: JSON.stringify(redactDeep(raw)),
+      finish_time: Math.floor(now / 1000),
+      next_poll_at: 0,
+      updated_at: now,
+      ...(view.result?.kind === 'url' ? { url_expires_at: view.result.expiresAtS * 1000 } : {}),
+    };
+    const next = { ...row, ...patch } as TaskRow;
+    const note = `late success: the provider finished the task after the gateway gave up; charged ${q.billedBy}`;
+    if (!(await this.moveWithHooks(row, 'FAILURE', patch, next, now, note))) return false;
+    const charged = await this.d.credit.chargeWithoutHold(row.key_id, q.micros);
+    this.d.ledger.record({
+      key_id: row.key_id,
+      model: row.model,
+      channel: row.channel,
+      endpoint: 'video.settle',
+      status: 200,
+      input_units: 0,
+      output_units: used.units,
+      cost_micros: charged.chargedMicros,
+      overage_micros: charged.overageMicros,
+      latency_ms: Math.max(0, now - row.submit_time * 1000),
+      billed_by: `late success: ${q.billedBy}`,
+    });
+    this.d.log('warn', 'video task: the provider reported success after the gateway gave up; delivered and charged', { task_id: row.task_id, billed_by: q.billedBy });
+    return true;
+  }
+
+  /**
    * Settles a SUCCESS from the units the provider reported (the estimate when none were reported)
    * or releases a FAILURE's hold. The ledger row is written by whoever really closed the hold.
    */
   async closeHold(row: TaskRow, reported: BillableUnits | null, failureStatus = 502): Promise<void> {
     const hold = { reservationId: row.reservation_id };
-    const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: 'video.settle', input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
+    const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: TASK_SETTLE_ENDPOINT, input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
     if (row.status === 'SUCCESS') {
       // What the provider reported wins; what it left out (a resolution Kling does not echo) is the request's.
       const estimate = estimatedUnits(row);
@@ -137,22 +189,39 @@ export class TaskTransitions {
       // The model as configured, served by an enabled channel or not (one disabled since the create).
       const model = this.d.config.models[row.model];
       if (!model) this.d.log('warn', 'video task: model no longer configured; settling at no cost', { task_id: row.task_id, model: row.model });
-      const cost = model ? videoCostMicros(model, used) : 0;
-      const settled = await this.d.credit.settle(hold, cost);
-      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros });
+      const q = model ? videoQuote(model, used, storedPriceContext(row)) : { micros: 0, billedBy: 'model no longer configured' };
+      const settled = await this.d.credit.settle(hold, q.micros);
+      if (settled) this.d.ledger.record({ ...base, status: 200, output_units: used.units, cost_micros: settled.chargedMicros, overage_micros: settled.overageMicros, billed_by: q.billedBy });
     } else if (row.status === 'FAILURE') {
-      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0 });
+      if (await this.d.credit.release(hold)) this.d.ledger.record({ ...base, status: failureStatus, output_units: 0, cost_micros: 0, error: row.fail_reason });
     }
+  }
+}
+
+type Billing = Partial<BillableUnits> & { price?: PriceContext };
+
+function billingOf(row: TaskRow): Billing {
+  try {
+    return row.billing ? (JSON.parse(row.billing) as Billing) : {};
+  } catch {
+    return {};
   }
 }
 
 /** The units reserved at create, in the unit they were estimated in (tokens for tasks stored before units). */
 export function estimatedUnits(row: TaskRow): BillableUnits {
-  let basis: Partial<BillableUnits> = {};
-  try {
-    basis = row.billing ? (JSON.parse(row.billing) as Partial<BillableUnits>) : {};
-  } catch {
-    basis = {};
-  }
+  const basis = billingOf(row);
   return { unit: basis.unit ?? 'tokens', units: Number(row.estimated_units), resolution: basis.resolution };
+}
+
+/** The create request's values the price factors look at (none for tasks stored before factors). */
+function storedPriceContext(row: TaskRow): PriceContext {
+  const p = billingOf(row).price;
+  return p && typeof p === 'object' ? p : {};
+}
+
+/** The values of a create request the price factors may name; the settle reads them back from the task row. */
+export function videoPriceContext(req: VideoGenerationRequest, estimate: BillableUnits): PriceContext {
+  const duration = req.params.duration ?? (estimate.unit === 'seconds' ? estimate.units : undefined);
+  return { resolution: req.params.resolution ?? estimate.resolution, duration, audio: req.params.generate_audio === true, mode: req.mode };
 }

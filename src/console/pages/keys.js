@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, usePages, ErrorLine, CopyButton, fmtTime } from '../ui.js';
+import { html, useLoad, usePages, ErrorLine, CopyValue, Clip, fmtTime } from '../ui.js';
 import { shown } from '../text.js';
 
 const list = (s) => (s.trim() ? s.split(',').map((x) => x.trim()).filter(Boolean) : null);
@@ -39,17 +39,27 @@ function CreateKey({ onCreated }) {
     ${made &&
     html`<div class="once" id="new-key">
       <p>Key <b>${shown(made.name)}</b> created. It is shown only this once:</p>
-      <code id="new-key-value">${made.key}</code> <${CopyButton} text=${made.key} />
+      <${CopyValue} id="new-key-value" text=${made.key} />
       <button type="button" onClick=${() => setMade(null)}>Done</button>
     </div>`}
   `;
 }
 
+/** The edit form's fields as stored: what every opening of the form starts from. */
+const stored = (k) => ({ rpm: String(k.rpm), concurrency: String(k.concurrency), models: (k.models ?? []).join(','), expires: k.expires_at ?? '' });
+
 function KeyRow({ k, onChanged }) {
   const [mode, setMode] = useState(null);
   const [error, setError] = useState(null);
-  const [edit, setEdit] = useState({ rpm: String(k.rpm), concurrency: String(k.concurrency), models: (k.models ?? []).join(','), expires: k.expires_at ?? '' });
+  const [edit, setEdit] = useState(() => stored(k));
   const [amount, setAmount] = useState('+10');
+  // Opening a form starts from the stored values: what a refused attempt typed is not kept.
+  const toggle = (next) => {
+    setError(null);
+    setEdit(stored(k));
+    setAmount('+10');
+    setMode(mode === next ? null : next);
+  };
   const run = async (work) => {
     setError(null);
     try {
@@ -65,16 +75,19 @@ function KeyRow({ k, onChanged }) {
       <td>${shown(k.name)}<br /><small>${k.id}</small></td>
       <td><code>${k.prefix}</code></td>
       <td class=${`status-${k.status}`}>${k.status}</td>
-      <td>${k.models ? k.models.join(', ') : 'all'}</td>
+      <td>${k.models ? k.models.map((m, i) => html`${i ? ', ' : ''}<${Clip} text=${m} />`) : 'all'}</td>
       <td>${k.rpm || '—'} / ${k.concurrency || '—'}</td>
       <td class="credit">${k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}`}${Number(k.held_usd) ? html`<br /><small>held $${k.held_usd}</small>` : ''}${Number(k.leased_usd) ? html`<br /><small>leased $${k.leased_usd}</small>` : ''}${Number(k.owes_usd) ? html`<br /><small>owes $${k.owes_usd}</small>` : ''}</td>
+      <td class="spent">$${k.spent_usd}</td>
+      <td class="last-used">${k.last_used_at ? fmtTime(k.last_used_at) : 'never'}</td>
+      <td>${fmtTime(k.created_at)}</td>
       <td>${fmtTime(k.expires_at)}</td>
       <td class="actions">
         ${k.status !== 'revoked' &&
         html`
-          <button type="button" class="edit" onClick=${() => setMode(mode === 'edit' ? null : 'edit')}>Edit</button>
-          ${k.credit_usd !== null && html`<button type="button" class="topup" onClick=${() => setMode(mode === 'credit' ? null : 'credit')}>Top up</button>`}
-          <button type="button" class="revoke" onClick=${() => setMode(mode === 'revoke' ? null : 'revoke')}>Revoke</button>
+          <button type="button" class="edit" onClick=${() => toggle('edit')}>Edit</button>
+          ${k.credit_usd !== null && html`<button type="button" class="topup" onClick=${() => toggle('credit')}>Top up</button>`}
+          <button type="button" class="revoke" onClick=${() => toggle('revoke')}>Revoke</button>
         `}
         ${mode === 'edit' &&
         html`<form class="inline" onSubmit=${(e) => (e.preventDefault(), run(() => api('PATCH', `/keys/${k.id}`, { rpm: Number(edit.rpm || 0), concurrency: Number(edit.concurrency || 0), models: list(edit.models), expires_at: edit.expires || null })))}>
@@ -86,7 +99,7 @@ function KeyRow({ k, onChanged }) {
         </form>`}
         ${mode === 'credit' &&
         html`<form class="inline" onSubmit=${(e) => (e.preventDefault(), run(() => api('POST', `/keys/${k.id}/credit`, { usd: amount })))}>
-          <input name="usd" size="8" value=${amount} onInput=${(e) => setAmount(e.target.value)} />
+          <input name="usd" size="8" title="+ to add, - to take away; up to 1000000000 USD, 6 decimals" value=${amount} onInput=${(e) => setAmount(e.target.value)} />
           <button type="submit">Apply</button>
         </form>`}
         ${mode === 'revoke' && html`<button type="button" class="confirm-revoke danger" onClick=${() => run(() => api('POST', `/keys/${k.id}/revoke`))}>Confirm revoke</button>`}
@@ -103,10 +116,10 @@ export function Keys() {
   return html`
     <h1>Keys</h1>
     <${CreateKey} onCreated=${reload} />
-    <p><input id="key-search" placeholder="search name or id" value=${q} onInput=${(e) => (setQ(e.target.value), reset())} /></p>
+    <p><input id="key-search" placeholder="name or id prefix" aria-label="Search keys by name or id prefix" value=${q} onInput=${(e) => (setQ(e.target.value), reset())} /></p>
     <${ErrorLine} error=${error} />
     <table id="keys">
-      <thead><tr><th>Name</th><th>Prefix</th><th>Status</th><th>Models</th><th>RPM / conc.</th><th>Credit</th><th>Expires</th><th></th></tr></thead>
+      <thead><tr><th>Name</th><th>Prefix</th><th>Status</th><th>Models</th><th>RPM / conc.</th><th>Credit</th><th>Spent</th><th>Last used</th><th>Created</th><th>Expires</th><th></th></tr></thead>
       <tbody>${(data?.data ?? []).map((k) => html`<${KeyRow} key=${k.id + k.credit_usd + k.status + k.rpm} k=${k} onChanged=${reload} />`)}</tbody>
     </table>
     <${Pager} next=${data?.next_cursor} />

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, usePages, ErrorLine } from '../ui.js';
+import { html, useLoad, usePages, ErrorLine, Clip } from '../ui.js';
 
 export function Usage() {
   const [filter, setFilter] = useState({ key: '', model: '', status: '', from: '', to: '', group_by: '' });
@@ -31,10 +31,10 @@ export function Usage() {
     <${ErrorLine} error=${error} />
     ${data?.group_by
       ? html`<table id="usage"><thead><tr><th>${data.group_by}</th><th>Requests</th><th>Errors</th><th>Input</th><th>Output</th><th>USD</th></tr></thead>
-          <tbody>${data.data.map((g) => html`<tr><td>${g.group}</td><td>${g.requests}</td><td>${g.errors}</td><td>${g.input_units}</td><td>${g.output_units}</td><td>${g.cost_usd}</td></tr>`)}</tbody></table>`
-      : html`<table id="usage"><thead><tr><th>Time</th><th>Key</th><th>Model</th><th>Channel</th><th>Endpoint</th><th>Status</th><th>In</th><th>Out</th><th>USD</th><th>ms</th></tr></thead>
+          <tbody>${data.data.map((g) => html`<tr><td><${Clip} text=${g.group} /></td><td>${g.requests}</td><td>${g.errors}</td><td>${g.input_units}</td><td>${g.output_units}</td><td>${g.cost_usd}</td></tr>`)}</tbody></table>`
+      : html`<table id="usage"><thead><tr><th>Time</th><th>Key</th><th>Model</th><th>Channel</th><th>Endpoint</th><th>Status</th><th>In</th><th>Out</th><th>USD</th><th>Billed by</th><th>ms</th><th>Error</th></tr></thead>
           <tbody>${(data?.data ?? []).map(
-            (r) => html`<tr data-key=${r.key_id}><td>${new Date(r.created_at).toLocaleString()}</td><td>${r.key_id}</td><td>${r.model}</td><td>${r.channel}</td><td>${r.endpoint}</td><td>${r.status}</td><td>${r.input_units}</td><td>${r.output_units}</td><td>${r.cost_usd}</td><td>${r.latency_ms}</td></tr>`,
+            (r) => html`<tr data-key=${r.key_id}><td>${new Date(r.created_at).toLocaleString()}</td><td>${r.key_id}</td><td><${Clip} text=${r.model} /></td><td>${r.channel}</td><td>${r.endpoint}</td><td>${r.status}</td><td>${r.input_units}</td><td>${r.output_units}</td><td>${r.cost_usd}</td><td><${Clip} text=${r.billed_by} /></td><td>${r.latency_ms}</td><td class="usage-error">${r.error ? html`<${Clip} text=${r.error} />` : ''}</td></tr>`,
           )}</tbody></table>
           <${Pager} next=${data?.next_cursor} />`}
   `;

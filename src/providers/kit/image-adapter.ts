@@ -10,7 +10,7 @@ import { multipartBody, type FormFile } from '../multipart-body.js';
 import { sameOrigin } from '../video-support.js';
 import { KitHttp } from './http.js';
 import type { CreateVariant, ImageManifest, Manifest } from './manifest.js';
-import { imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
+import { imageCaps, imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
 import { pathOf } from './request.js';
 import { FETCHING, FileValue, fill, ImageRef, type RequestScope } from './template.js';
 import { at, holds, passes, text } from './values.js';
@@ -387,6 +387,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     edit: (call, target, input) => run(call, target, 'edit', input, input),
     queued: !!spec.task,
     check,
+    caps: (model) => imageCaps(m, model),
   };
 }
 

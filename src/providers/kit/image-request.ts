@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { GatewayError, errors } from '../../http/errors.js';
 import { MIME } from '../../http/image-type.js';
 import type { Target } from '../../upstream/target.js';
-import type { EditInput, ImageParams } from '../image-types.js';
+import type { EditInput, ImageModelCaps, ImageParams } from '../image-types.js';
 import { imageBytes, type ImageBytes } from '../video-support.js';
 import type { ImageManifest, ImageModelSpec, Manifest } from './manifest.js';
 import { modelFacts } from './models.js';
@@ -168,6 +168,24 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
 function generators(m: ImageManifest): string {
   const ids = m.models.filter((e) => e.id && e.image && (imageFacts(m, e.id).operations ?? ['generate']).includes('generate')).map((e) => e.id!);
   return ids.length ? ` ${m.name} models that generate from text: ${list(ids)}.` : '';
+}
+
+/** What a model accepts, from the same facts imageRequest checks a request against. */
+export function imageCaps(m: ImageManifest, model: string): ImageModelCaps {
+  const f = imageFacts(m, model);
+  const table = sizeTable(f);
+  const ratios = f.ratios ?? (table ? [...new Set(Object.values(table).filter(Boolean))] : undefined);
+  const sizes = table || f.resolutions ? [...(table ? Object.keys(table) : []), ...(f.resolutions ?? [])] : undefined;
+  const caps: ImageModelCaps = { operations: [...(f.operations ?? ['generate', ...(variantsFor(m, 'edit') ? (['edit'] as const) : [])])] };
+  if (sizes) caps.sizes = sizes;
+  if (f.dimensions) caps.dimensions = { ...f.dimensions };
+  if (ratios?.length) caps.aspect_ratios = ratios;
+  if (f.qualities) caps.qualities = ['auto', ...f.qualities];
+  if (f.max_n !== undefined) caps.max_n = f.max_n;
+  caps.output_formats = f.formats ?? ['png'];
+  caps.max_input_images = f.max_images ?? (caps.operations!.includes('edit') ? 1 : 0);
+  caps.mask = f.mask === true;
+  return caps;
 }
 
 /** The manifest's create variants that can serve an operation (none: the manifest has no such call). */

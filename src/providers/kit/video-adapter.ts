@@ -139,6 +139,8 @@ export function videoAdapter(manifest: Manifest): KitVideoAdapter {
   const adapter: KitVideoAdapter = {
     caps: (model) => capsOf(m, model),
     sizes: (model, mode) => sizesOf(m, model, mode),
+    // The params list validate refuses others by (absent: every generation parameter is passed on).
+    takesParam: (name) => !v.params || v.params.includes(name),
     validate: (model, req) => validateRequest(m, model, req),
     estimate: (model, req) => estimateRequest(m, model, req),
     expiresAfterS: (req) => (v.lifetime.param ? req.params[v.lifetime.param] : undefined) ?? v.lifetime.seconds,

@@ -17,7 +17,7 @@ const KeyFields = {
 };
 
 export function registerKeyRoutes(app: Routes, admin: Admin): void {
-  app.get('/admin/api/keys', { schema: { tags, summary: 'Application keys, oldest first (q: part of a name, or an id)' } }, async (request) => {
+  app.get('/admin/api/keys', { schema: { tags, summary: 'Application keys, oldest first (q: part of a name, any case, or the start of an id)' } }, async (request) => {
     const q = request.query as Record<string, unknown>;
     return admin.keys.list({ limit: int(q, 'limit', 1, 1000, 100), cursor: str(q, 'cursor', 512), q: str(q, 'q', 100) });
   });

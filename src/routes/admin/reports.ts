@@ -31,6 +31,17 @@ export function registerReportRoutes(app: Routes, admin: Admin): void {
     },
   );
 
+  app.get(
+    '/admin/api/usage/series',
+    {
+      schema: {
+        tags: ['admin: usage'],
+        summary: 'Spend and requests per key or model (group) per hour or day (bucket) over from..to; key and model filter the rows',
+      },
+    },
+    async (request) => admin.usage.series(request.query as Query),
+  );
+
   app.get('/admin/api/overview', { schema: { tags: ['admin: usage'], summary: 'Requests, errors, spend, latency and open tasks over the last hour, day or week' } }, async (request) => {
     const range = oneOf(request.query as Query, 'range', Object.keys(RANGES) as Range[]) ?? 'hour';
     return overview(admin.usageReports, admin.taskReports, range);

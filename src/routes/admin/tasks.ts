@@ -8,7 +8,7 @@ const tags = ['admin: tasks'];
 const Id = Type.Object({ id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' }) });
 
 export function registerTaskRoutes(app: Routes, admin: Admin): void {
-  app.get('/admin/api/tasks', { schema: { tags, summary: 'Video tasks of every key, newest first (status, model, key, provider, from, to, limit, cursor)' } }, async (request) =>
+  app.get('/admin/api/tasks', { schema: { tags, summary: 'Video tasks of every key, newest first (id: the start of a task id, status, model, key, provider, from, to, limit, cursor)' } }, async (request) =>
     admin.tasks.list(request.query as Query),
   );
 

@@ -73,11 +73,18 @@ export class KeysRepo {
     return Number(r.n);
   }
 
-  /** A page of keys, oldest first, after the key `afterId` (ids sort with creation only by chance, so the cursor is (created_at, id)). */
-  async page(limit: number, after?: { createdAt: number; id: string }, nameLike?: string): Promise<ApiKeyRow[]> {
+  /**
+   * A page of keys, oldest first, after the key `afterId` (ids sort with creation only by chance, so
+   * the cursor is (created_at, id)); `search` matches part of a name (any case) or the start of an id.
+   */
+  async page(limit: number, after?: { createdAt: number; id: string }, search?: string): Promise<ApiKeyRow[]> {
     let q = this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').limit(limit);
     if (after) q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
-    if (nameLike) q = q.where((eb) => eb.or([eb('name', 'like', `%${nameLike.replace(/[%_\\]/g, '')}%`), eb('id', '=', nameLike)]));
+    if (search) {
+      // The text is matched literally: its % and _ are escaped, so they match only themselves.
+      const inName = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where(sql<boolean>`(lower(name) like ${inName} escape '\\' or substr(id, 1, ${search.length}) = ${search})`);
+    }
     return q.execute();
   }
 

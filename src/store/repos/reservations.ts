@@ -118,6 +118,15 @@ export class ReservationsRepo {
     });
   }
 
+  /**
+   * Charges a key without a hold (a video task that succeeded after its hold was released): from
+   * the balance as far as it goes, the rest owed. Returns the owed part; 0 for unlimited keys.
+   */
+  charge(keyId: string, amountMicros: number): Promise<number> {
+    const amount = Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(amountMicros)));
+    return this.transact((trx) => chargeBeyondHold(trx, keyId, amount));
+  }
+
   async balance(keyId: string): Promise<number | null | undefined> {
     return (await this.account(keyId))?.balanceMicros;
   }

@@ -7,6 +7,8 @@ import { OPEN_STATUSES } from './tasks.js';
 // (submit_time, task_id) — indexed by tasks_submit — and the overview's open-task series.
 
 export interface TaskFilter {
+  /** The start of a task id. */
+  idPrefix?: string;
   status?: string;
   model?: string;
   keyId?: string;
@@ -23,6 +25,7 @@ export interface TaskListRow {
   channel: string;
   action: string;
   status: string;
+  fail_reason: string;
   submit_time: number;
   start_time: number;
   finish_time: number;
@@ -34,10 +37,11 @@ export class TaskReportsRepo {
   async page(f: TaskFilter, limit: number, after?: { submitTime: number; taskId: string }): Promise<TaskListRow[]> {
     let q = this.db
       .selectFrom('tasks')
-      .select(['task_id', 'key_id', 'model', 'channel', 'action', 'status', 'submit_time', 'start_time', 'finish_time'])
+      .select(['task_id', 'key_id', 'model', 'channel', 'action', 'status', 'fail_reason', 'submit_time', 'start_time', 'finish_time'])
       .orderBy('submit_time', 'desc')
       .orderBy('task_id', 'desc')
       .limit(limit);
+    if (f.idPrefix) q = q.where(sql<boolean>`substr(task_id, 1, ${f.idPrefix.length}) = ${f.idPrefix}`);
     if (f.status) q = q.where('status', '=', f.status);
     if (f.model) q = q.where('model', '=', f.model);
     if (f.keyId) q = q.where('key_id', '=', f.keyId);

@@ -121,12 +121,12 @@ export class TasksRepo {
    * Moves a task from `from` to whatever `patch` says (possibly the same status with new data).
    * Returns false when the task was no longer in `from`: someone else moved it first.
    */
-  async move(taskId: string, from: string, patch: TaskPatch, extras?: MoveExtras): Promise<boolean> {
+  async move(taskId: string, from: string, patch: TaskPatch, extras?: MoveExtras, note?: string): Promise<boolean> {
     const update = async (db: Kysely<Database>) => {
       const r = await db.updateTable('tasks').set(patch).where('task_id', '=', taskId).where('status', '=', from).executeTakeFirst();
       const moved = Number(r.numUpdatedRows) === 1;
       if (moved && patch.status !== undefined && patch.status !== from) {
-        const detail = patch.status === 'FAILURE' && typeof patch.fail_reason === 'string' ? patch.fail_reason.slice(0, 500) : '';
+        const detail = note !== undefined ? note.slice(0, 500) : patch.status === 'FAILURE' && typeof patch.fail_reason === 'string' ? patch.fail_reason.slice(0, 500) : '';
         await recordMove(db, taskId, from, String(patch.status), Number(patch.updated_at ?? Date.now()), detail);
       }
       return moved;
@@ -150,6 +150,31 @@ export class TasksRepo {
       .where('deleted_at', '=', 0)
       .where('status', 'in', [...TERMINAL_STATUSES])
       .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Tasks the gateway gave up on (FAILURE by its own timeout) whose late read is due: the provider
+   * may still finish them, and what it then bills is recorded.
+   */
+  async lateReadsDue(now: number, limit: number): Promise<TaskRow[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('status', '=', 'FAILURE')
+      .where('next_poll_at', '>', 0)
+      .where('next_poll_at', '<=', now)
+      // The gateway's own timeout (timeoutReason), not a provider failure whose code reads "timeout".
+      .where('fail_reason', 'like', 'timeout: The task was still unfinished%')
+      .orderBy('next_poll_at')
+      .limit(limit)
+      .execute();
+    return rows.map(normalizeTask);
+  }
+
+  /** Claims a timed-out task's late read: its next one moves from `seen` to `next` (0: no more); false when another instance took it. */
+  async deferLateRead(taskId: string, seen: number, next: number): Promise<boolean> {
+    const r = await this.db.updateTable('tasks').set({ next_poll_at: next }).where('task_id', '=', taskId).where('status', '=', 'FAILURE').where('next_poll_at', '=', seen).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 

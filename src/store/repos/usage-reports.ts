@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Selectable } from 'kysely';
 import type { Database, UsageTable } from '../schema.js';
+import { TASK_SETTLE_ENDPOINT } from './usage.js';
 
 // The ledger as operators read it: filtered pages (keyset, newest first), totals grouped by key,
 // model, hour or day, and the time-bucketed aggregates of the console's overview. Every query is
@@ -25,6 +26,10 @@ export interface UsageCursor {
 
 export type UsageGroup = 'key' | 'model' | 'hour' | 'day';
 
+/** What a spend series can be split by, and the ledger column that holds it. */
+export const SERIES_COLUMNS = { key: 'key_id', model: 'model' } as const;
+export type SeriesGroup = keyof typeof SERIES_COLUMNS;
+
 export interface UsageGroupTotal {
   group: string | number;
   requests: number;
@@ -41,11 +46,17 @@ export interface BucketCell {
   bucket: number;
   status: number;
   latencyClass: number;
+  /** Rows that end video tasks: `requests` counts tasks, the latency class is their duration. */
+  task: boolean;
   requests: number;
   cost_micros: number;
 }
 
 const num = (v: unknown) => Number(v ?? 0);
+/** 1 for a row that ends a video task (its create was a request of its own), else 0. */
+const isSettle = sql<number>`case when endpoint = ${sql.lit(TASK_SETTLE_ENDPOINT)} then 1 else 0 end`;
+/** Requests among the rows: a video task's closing row is not one. */
+const requestCount = sql<number>`sum(case when endpoint = ${sql.lit(TASK_SETTLE_ENDPOINT)} then 0 else 1 end)`;
 
 export class UsageReportsRepo {
   constructor(private readonly db: Kysely<Database>) {}
@@ -89,8 +100,8 @@ export class UsageReportsRepo {
     const rows = await this.filtered(
       this.db.selectFrom('usage').select((eb) => [
         expr.as('g'),
-        eb.fn.countAll<number>().as('requests'),
-        sql<number>`sum(case when status >= 400 then 1 else 0 end)`.as('errors'),
+        requestCount.as('requests'),
+        sql<number>`sum(case when status >= 400 and endpoint <> ${sql.lit(TASK_SETTLE_ENDPOINT)} then 1 else 0 end)`.as('errors'),
         eb.fn.sum<number>('input_units').as('input_units'),
         eb.fn.sum<number>('output_units').as('output_units'),
         eb.fn.sum<number>('cost_micros').as('cost_micros'),
@@ -111,6 +122,32 @@ export class UsageReportsRepo {
     }));
   }
 
+  /** Requests and spend per group (a column of the ledger) and time bucket, over the filter's time range. */
+  async series(f: UsageFilter, by: SeriesGroup, bucketMs: number): Promise<{ group: string; bucket: number; requests: number; cost_micros: number }[]> {
+    const size = sql.lit(bucketMs);
+    const rows = await this.filtered(
+      this.db
+        .selectFrom('usage')
+        .select((eb) => [sql.ref(SERIES_COLUMNS[by]).as('g'), sql<number>`(created_at / ${size}) * ${size}`.as('b'), requestCount.as('n'), eb.fn.sum<number>('cost_micros').as('cost')]),
+      f,
+    )
+      .groupBy([sql`1`, sql`2`])
+      .execute();
+    return rows.map((r) => ({ group: String(r.g), bucket: num(r.b), requests: num(r.n), cost_micros: num(r.cost) }));
+  }
+
+  /** Each key's spend to date and its last request (by the (key_id, created_at) index). */
+  async perKey(keyIds: string[]): Promise<Map<string, { cost_micros: number; last_ms: number }>> {
+    if (!keyIds.length) return new Map();
+    const rows = await this.db
+      .selectFrom('usage')
+      .select((eb) => ['key_id', eb.fn.sum<number>('cost_micros').as('cost'), eb.fn.max<number>('created_at').as('last')])
+      .where('key_id', 'in', keyIds)
+      .groupBy('key_id')
+      .execute();
+    return new Map(rows.map((r) => [r.key_id, { cost_micros: num(r.cost), last_ms: num(r.last) }]));
+  }
+
   /** Requests of [fromMs, now) counted per time bucket, status and latency class (the overview's raw material). */
   async buckets(fromMs: number, bucketMs: number): Promise<BucketCell[]> {
     const cls = sql<number>`case ${sql.join(
@@ -120,17 +157,17 @@ export class UsageReportsRepo {
     const bucket = sql<number>`(created_at / ${sql.lit(bucketMs)}) * ${sql.lit(bucketMs)}`;
     const rows = await this.db
       .selectFrom('usage')
-      .select((eb) => [bucket.as('bucket'), 'status', cls.as('cls'), eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('cost_micros').as('cost')])
+      .select((eb) => [bucket.as('bucket'), 'status', cls.as('cls'), isSettle.as('settle'), eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('cost_micros').as('cost')])
       .where('created_at', '>=', fromMs)
-      .groupBy([sql`1`, sql`2`, sql`3`])
+      .groupBy([sql`1`, sql`2`, sql`3`, sql`4`])
       .execute();
-    return rows.map((r) => ({ bucket: num(r.bucket), status: num(r.status), latencyClass: num(r.cls), requests: num(r.n), cost_micros: num(r.cost) }));
+    return rows.map((r) => ({ bucket: num(r.bucket), status: num(r.status), latencyClass: num(r.cls), task: num(r.settle) === 1, requests: num(r.n), cost_micros: num(r.cost) }));
   }
 
   async spendByModel(fromMs: number): Promise<{ model: string; requests: number; cost_micros: number }[]> {
     const rows = await this.db
       .selectFrom('usage')
-      .select((eb) => ['model', eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('cost_micros').as('cost')])
+      .select((eb) => ['model', requestCount.as('n'), eb.fn.sum<number>('cost_micros').as('cost')])
       .where('created_at', '>=', fromMs)
       .groupBy('model')
       .orderBy(sql`3`, 'desc')

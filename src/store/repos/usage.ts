@@ -4,6 +4,13 @@ import type { BatchStatement } from '../checkpointer.js';
 
 export type UsageEntry = Omit<Insertable<UsageTable>, 'id'>;
 
+/**
+ * The endpoint of the ledger row a video task writes when it ends (its charge or release). The
+ * task's create request has a row of its own, so this one is no second request, and its latency
+ * is the task's whole duration, not an HTTP latency.
+ */
+export const TASK_SETTLE_ENDPOINT = 'video.settle';
+
 export interface UsageTotal {
   key_id: string;
   model: string;
@@ -16,7 +23,7 @@ export interface UsageTotal {
 }
 
 // Every column a ledger row writes, in the order of the compiled statements' parameters.
-const COLUMNS = ['key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_micros', 'overage_micros', 'latency_ms', 'created_at'] as const;
+const COLUMNS = ['key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_micros', 'overage_micros', 'latency_ms', 'created_at', 'billed_by', 'error'] as const;
 
 /**
  * The parameters of rows `from`..`to` in COLUMNS order, one flat array. Written out column by
@@ -27,7 +34,7 @@ function parametersOf(rows: readonly UsageEntry[], from: number, to: number): un
   const out: unknown[] = [];
   for (let i = from; i < to; i++) {
     const r = rows[i];
-    out.push(r.key_id, r.model, r.channel, r.endpoint, r.status, r.input_units, r.output_units, r.cost_micros, r.overage_micros ?? 0, r.latency_ms, r.created_at);
+    out.push(r.key_id, r.model, r.channel, r.endpoint, r.status, r.input_units, r.output_units, r.cost_micros, r.overage_micros ?? 0, r.latency_ms, r.created_at, r.billed_by ?? '', r.error ?? '');
   }
   return out;
 }
