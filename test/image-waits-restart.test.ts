@@ -61,7 +61,11 @@ describe('image waits survive a restart', () => {
     expect(await second.services.credit.heldCount(id)).toBe(1);
     expect(await usageRowsOf(second.services, id)).toEqual([]);
     await eventually(async () => (await usageRowsOf(second.services, id)).length > 0, 20_000, 'the usage row');
-    expect(await usageRowsOf(second.services, id)).toMatchObject([{ model: 'flux-wait', channel: 'bfl', endpoint: 'images.generations', status: 504, output_units: images, cost_micros: cost }]);
+    const [row] = await usageRowsOf(second.services, id);
+    expect(row).toMatchObject({ model: 'flux-wait', channel: 'bfl', endpoint: 'images.generations', status: 504, output_units: images, cost_micros: cost });
+    // The row keeps what its client was told, and what the images were billed by.
+    expect(row.error).toMatch(/not ready in time.*left to finish/);
+    expect(row.billed_by).toBe(images ? '2 images × $0.04' : '');
     expect(await second.services.credit.heldCount(id)).toBe(0);
     expect(await second.services.credit.spendable(id)).toBe(CREDIT - cost);
     expect(await second.services.store.db.selectFrom('image_waits').selectAll().execute()).toEqual([]);
