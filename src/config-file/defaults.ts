@@ -6,7 +6,7 @@ type Env = Record<string, string | undefined>;
 
 // Model tables of the providers, re-exported for tests and benchmarks that build configs from them.
 export { SIMULATOR_MODELS } from '../providers/simulator/wire.js';
-export { SEEDANCE_MODELS, SEEDREAM_MODELS } from '../providers/ark/models.js';
+export { SEEDANCE_MODELS } from '../providers/ark/models.js';
 export { OPENAI_MODELS } from '../providers/openai/models.js';
 export { ANTHROPIC_MODELS } from '../providers/anthropic/models.js';
 

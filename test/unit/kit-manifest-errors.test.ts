@@ -104,7 +104,7 @@ describe('provider manifest errors', () => {
     expect(() => loadManifest('/nonexistent/provider.yaml')).toThrow(/\/nonexistent\/provider\.yaml: cannot be read \(ENOENT\)/);
   });
 
-  it.each(['ark', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu', 'runway', 'luma', 'pixverse', 'jimeng', 'fal', 'replicate', 'bfl'])('loads the built-in %s manifest', (type) => {
+  it.each(['ark', 'openai', 'gemini', 'kling', 'dashscope', 'minimax', 'vidu', 'runway', 'luma', 'pixverse', 'jimeng', 'fal', 'replicate', 'bfl'])('loads the built-in %s manifest', (type) => {
     expect(loadManifest(new URL(`../../src/providers/${type}/manifest.yaml`, import.meta.url)).type).toBe(type);
   });
 

@@ -10,7 +10,7 @@ import { multipartBody, type FormFile } from '../multipart-body.js';
 import { sameOrigin } from '../video-support.js';
 import { KitHttp } from './http.js';
 import type { CreateVariant, ImageManifest, Manifest } from './manifest.js';
-import { imageCaps, imageFacts, imageRequest, inputBytes, type ImageOperation, type ImageRequest } from './image-request.js';
+import { imageCaps, imageFacts, imageRequest, inputBytes, uploadsOnDisk, type ImageOperation, type ImageRequest } from './image-request.js';
 import { pathOf } from './request.js';
 import { FETCHING, FileValue, fill, ImageRef, type RequestScope } from './template.js';
 import { at, holds, passes, text } from './values.js';
@@ -66,6 +66,7 @@ interface Sent {
   url: string;
   headers: Record<string, string>;
   body?: Record<string, unknown>;
+  multipart?: boolean;
 }
 
 function variants(m: ImageManifest): CreateVariant[] {
@@ -77,9 +78,11 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   const m = manifest as ImageManifest;
   const spec = m.images;
   const http = new KitHttp(m);
-  const inlines = variants(m).some((v) => JSON.stringify(v.body ?? {}).match(new RegExp(`\\|(${[...FETCHING].join('|')})\\b`)));
+  /** The transforms of a variant's body that need the client's images (read or fetched first). */
+  const fetching = (v: CreateVariant) => new Set([...JSON.stringify(v.body ?? {}).matchAll(new RegExp(`\\|(${[...FETCHING].join('|')})\\b`, 'g'))].map((x) => x[1]));
+  const multipart = (v: CreateVariant) => (v.encoding ?? spec.encoding) === 'multipart';
 
-  function scope(model: string, req: ImageRequest, n: number, fetched: RequestScope['fetched']): RequestScope {
+  function scope(model: string, req: ImageRequest, n: number, fetched: RequestScope['fetched'], files?: RequestScope['files']): RequestScope {
     const facts = imageFacts(m, model).facts;
     const refs = req.images.map((img, i) => new ImageRef(img.url ?? '', 'reference_image', i));
     const mask = req.mask ? new ImageRef('', 'reference_image', req.images.length) : undefined;
@@ -95,19 +98,19 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       return values[name];
     };
     const neutral = { prompt: req.prompt, mode: 'text' as const, images: [], params: {}, metadata: {} };
-    return { model, req: neutral, facts, maps: spec.maps ?? {}, fetched, lookup };
+    return { model, req: neutral, facts, maps: spec.maps ?? {}, fetched, files, lookup };
   }
 
   async function send(call: ImagesCall, target: Target, s: Sent, publicOnly = false): Promise<Answer> {
     let body: string | NodeJS.ReadableStream | undefined;
     const headers = { ...s.headers };
-    if (s.body !== undefined && spec.encoding === 'multipart') {
+    if (s.body !== undefined && s.multipart) {
       const fields: Record<string, unknown> = {};
       const files: FormFile[] = [];
       for (const [k, v] of Object.entries(s.body)) {
         const many = Array.isArray(v) ? v : [v];
         if (!many.some((x) => x instanceof FileValue)) fields[k] = v;
-        else for (const x of many) if (x instanceof FileValue) files.push({ name: k, filename: x.filename, contentType: x.mimeType, bytes: x.bytes });
+        else for (const x of many) if (x instanceof FileValue) files.push({ name: k, filename: x.filename, contentType: x.mimeType, ...(x.onDisk ? { path: x.onDisk.path, size: x.onDisk.size } : { bytes: x.bytes }) });
       }
       const form = multipartBody(fields, files);
       body = form.stream;
@@ -143,11 +146,10 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   }
 
   /** A request signed with the channel's credentials (multipart bodies are signed without their body). */
-  async function signed(call: ImagesCall, target: Target, method: string, path: string, headers: Record<string, string> | undefined, body?: Record<string, unknown>): Promise<Sent> {
-    const json = spec.encoding !== 'multipart';
-    const out = await http.signed(call, target, { method, path, headers, body: json ? body : undefined });
-    if (!json) delete out.headers['content-type'];
-    return { method, url: out.url, headers: out.headers, body };
+  async function signed(call: ImagesCall, target: Target, method: string, path: string, headers: Record<string, string> | undefined, body?: Record<string, unknown>, asForm = false): Promise<Sent> {
+    const out = await http.signed(call, target, { method, path, headers, body: asForm ? undefined : body });
+    if (asForm) delete out.headers['content-type'];
+    return { method, url: out.url, headers: out.headers, body, multipart: asForm };
   }
 
   /** Images, billing and refusal markers of a finished answer. */
@@ -162,8 +164,10 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       const url = r.url !== undefined ? text(at(item, r.url)) : '';
       const b64 = r.b64 !== undefined ? text(at(item, r.b64)) : '';
       const mime = r.mime !== undefined ? text(at(item, r.mime)) : '';
-      if (b64) data.push({ b64_json: b64, ...(mime ? { mime } : {}) });
-      else if (/^https?:\/\//.test(url)) data.push({ url });
+      const revised = r.revised_prompt !== undefined ? text(at(item, r.revised_prompt)) : '';
+      const said = revised ? { revised_prompt: revised } : {};
+      if (b64) data.push({ b64_json: b64, ...(mime ? { mime } : {}), ...said });
+      else if (/^https?:\/\//.test(url)) data.push({ url, ...said });
     }
     }
     const u = spec.usage;
@@ -203,15 +207,29 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     return new GatewayError(400, mod.code ?? 'content_policy_violation', `${m.name} refused to make the image: ${message}`);
   }
 
-  /** One create call for `n` images: its answer (sync) or its task's reference. */
-  async function create(call: ImagesCall, target: Target, req: ImageRequest, n: number, fetched: RequestScope['fetched']): Promise<Answer> {
-    const s = scope(target.upstreamModel, req, n, fetched);
+  /** The create variant of a request: the first whose `when` holds (n is the request's). */
+  function variantOf(req: ImageRequest, s: RequestScope): CreateVariant {
     const all = variants(m);
-    const v = all.find((c) => !c.when || holds(c.when, (name) => (name === 'operation' ? req.operation : s.lookup!(name)))) ?? all[all.length - 1];
+    return all.find((c) => !c.when || holds(c.when, (name) => (name === 'operation' ? req.operation : s.lookup!(name)))) ?? all[all.length - 1];
+  }
+
+  /** One create call for `n` images: its answer (sync) or its task's reference. */
+  async function create(call: ImagesCall, target: Target, req: ImageRequest, v: CreateVariant, n: number, fetched: RequestScope['fetched'], files: RequestScope['files']): Promise<Answer> {
+    const s = scope(target.upstreamModel, req, n, fetched, files);
     const filled = fill(v.body ?? {}, s);
-    const body = filled && typeof filled === 'object' ? (filled as Record<string, unknown>) : {};
-    const sent = await signed(call, target, v.method ?? 'POST', pathOf(v.path, { model: target.upstreamModel }), v.headers, body);
+    // Fields other_fields passes on go under the template's own, which win.
+    const body = { ...req.passed, ...(filled && typeof filled === 'object' ? (filled as Record<string, unknown>) : {}) };
+    const sent = await signed(call, target, v.method ?? 'POST', pathOf(v.path, { model: target.upstreamModel }), v.headers, body, multipart(v));
     return send(call, target, sent);
+  }
+
+  /** The create calls: all must succeed, or (`partial`) at least one, the failed ones left out. */
+  async function createAll(calls: (() => Promise<Answer>)[]): Promise<Answer[]> {
+    if (!spec.partial) return Promise.all(calls.map((c) => c()));
+    const settled = await Promise.allSettled(calls.map((c) => c()));
+    const ok = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    if (!ok.length) throw (settled[0] as PromiseRejectedResult).reason;
+    return ok;
   }
 
   // --- queued providers ---------------------------------------------------------------------
@@ -286,7 +304,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     const c = spec.task?.cancel;
     if (!c) return false;
     try {
-      const sent = await signed(call, target, c.method ?? 'POST', pathOf(c.path, { id: ref.id }), c.headers);
+      const sent = await signed(call, target, c.method ?? 'POST', pathOf(c.path, { id: ref.id }), c.headers, undefined, spec.encoding === 'multipart');
       await send(call, target, { ...sent, body: undefined });
       return true;
     } catch {
@@ -325,12 +343,17 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     const f = imageFacts(m, target.upstreamModel);
     const check = scope(target.upstreamModel, req, req.n, undefined);
     for (const rule of spec.rules ?? []) if (holds(rule.when, (name) => (name === 'operation' ? req.operation : check.lookup!(name)))) throw new GatewayError(400, 'invalid_request', rule.message, {}, rule.param);
-    const needsBytes = inlines || spec.encoding === 'multipart' || !!edit;
+    const v = variantOf(req, check);
+    const used = fetching(v);
+    const files = uploadsOnDisk(req);
+    // Uploads sent only as file parts stream from disk; anything else inlined is read (or fetched) first.
+    const onlyFiles = [...used].every((t) => t === 'file') && files.size === req.images.length + (req.mask ? 1 : 0);
+    const needsBytes = (used.size > 0 || multipart(v) || !!edit) && !onlyFiles;
     const fetched = needsBytes && (req.images.length || req.mask) ? await inputBytes(m, target, req, call.signal) : undefined;
-    const perCall = Math.max(1, f.per_call ?? req.n);
+    const perCall = Math.max(1, v.per_call ?? f.per_call ?? req.n);
     const counts: number[] = [];
     for (let left = req.n; left > 0; left -= perCall) counts.push(Math.min(perCall, left));
-    const answers = await Promise.all(counts.map((n) => create(call, target, req, n, fetched)));
+    const answers = await createAll(counts.map((n) => () => create(call, target, req, v, n, fetched, files)));
     let finals: Answer[] = answers;
     let pending: ImagesResult['pending'];
     if (spec.task) {
@@ -379,7 +402,26 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       // Not a refusal (a model that replied in words): the provider's failure, said plainly.
       throw errors.upstreamError(`${m.name} answered without an image (nothing is charged); a model that replies in text may need the prompt to ask for a picture.`);
     }
-    return { created: Math.floor(Date.now() / 1000), data, ...(Object.keys(billed).length ? { billed } : {}) };
+    return { created: Math.floor(Date.now() / 1000), data, ...(Object.keys(billed).length ? { billed } : {}), ...answered(finals, billed) };
+  }
+
+  /** What the client's answer carries beside the images: fields copied from the provider's answer, and usage in OpenAI's shape. */
+  function answered(finals: Answer[], billed: ImagesBilled): Partial<ImagesResult> {
+    const out: Partial<ImagesResult> = {};
+    const first = finals.find((a): a is { json: Record<string, unknown> } => 'json' in a)?.json;
+    for (const field of spec.answer?.copy ?? []) {
+      const v = first?.[field];
+      if (v === undefined || v === null) continue;
+      if (field === 'created') {
+        if (typeof v === 'number') out.created = v;
+      } else if (field === 'usage') out.usage = v;
+      else out.extra = { ...out.extra, [field]: v };
+    }
+    if (spec.usage?.report) {
+      const [input, output] = [billed.inputTokens ?? 0, billed.outputTokens ?? 0];
+      out.usage = { input_tokens: input, input_tokens_details: { text_tokens: 0, image_tokens: 0 }, output_tokens: output, total_tokens: input + output };
+    }
+    return out;
   }
 
   return {
@@ -392,7 +434,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
 }
 
 /** The placeholder names an images template may use (checked when a manifest loads). */
-export const IMAGE_NAMES = ['model', 'prompt', 'n', 'operation', 'size', 'width', 'height', 'aspect_ratio', 'resolution', 'quality', 'seed', 'negative_prompt', 'output_format', 'images', 'image', 'mask', 'item'];
+export const IMAGE_NAMES = ['model', 'prompt', 'n', 'operation', 'size', 'width', 'height', 'aspect_ratio', 'resolution', 'quality', 'seed', 'negative_prompt', 'output_format', 'response_format', 'user', 'images', 'image', 'mask', 'item'];
 
 export function isImageName(name: string): boolean {
   return IMAGE_NAMES.includes(name) || /^(extra|facts|images|item)\.[A-Za-z0-9_.-]+$/.test(name);

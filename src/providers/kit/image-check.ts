@@ -22,7 +22,7 @@ export function imageProblems(m: ImageManifest): string[] {
   const out: string[] = [];
   const i = m.images;
   const maps = Object.keys(i.maps ?? {});
-  const names = 'model, prompt, n, operation, size, width, height, aspect_ratio, resolution, quality, seed, negative_prompt, output_format, images, images.<i>, image, mask, extra.<name>, facts.<name>, item';
+  const names = 'model, prompt, n, operation, size, width, height, aspect_ratio, resolution, quality, seed, negative_prompt, output_format, response_format, user, images, images.<i>, image, mask, extra.<name>, facts.<name>, item';
   const check = (field: string, t: unknown) =>
     walkStrings(t, (s) => {
       for (const p of placeholders(s)) {
@@ -50,6 +50,10 @@ export function imageProblems(m: ImageManifest): string[] {
       out.push(`images.task.id.pattern: not a regular expression (got "${i.task.id.pattern}")`);
     }
   }
-  if (i.encoding !== 'multipart' && variants.some((v) => JSON.stringify(v.body ?? {}).includes('|file'))) out.push('images.create: the file transform needs encoding: multipart');
+  variants.forEach((v, n) => {
+    if ((v.encoding ?? i.encoding) !== 'multipart' && JSON.stringify(v.body ?? {}).includes('|file')) out.push(`${Array.isArray(i.create) ? `images.create[${n}]` : 'images.create'}: the file transform needs encoding: multipart`);
+  });
+  if (i.answer?.copy.includes('data')) out.push('images.answer.copy: data is the images themselves, read by images.result');
+  if (i.usage?.report && i.usage.unit !== 'tokens') out.push('images.usage.report: reports tokens only (unit: tokens)');
   return out;
 }

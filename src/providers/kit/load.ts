@@ -95,6 +95,7 @@ function videoProblems(m: VideoManifest, regex: (field: string, source: string |
     checkTemplate(`${at}.body`, v.body);
     checkTemplate(`${at}.path`, v.path);
     if (v.when) walkConditions(v.when, (n) => !isRequestName(n) && out.push(`${at}.when: unknown field "${n}"`));
+    for (const k of ['per_call', 'encoding'] as const) if (v[k] !== undefined) out.push(`${at}.${k}: an images field; a video create takes none`);
   });
   (m.videos.rules ?? []).forEach((r, i) => walkConditions(r.when, (n) => !isRequestName(n) && out.push(`videos.rules[${i}].when: unknown field "${n}"`)));
   const usesBytes = variants(m).some((v) => JSON.stringify(v.body ?? {}).match(/\|(base64|mime|data_url)\b/));

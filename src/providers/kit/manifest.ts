@@ -106,6 +106,10 @@ export interface ReadSpec extends EndpointSpec {
 export interface CreateVariant extends EndpointSpec {
   name?: string;
   when?: Condition;
+  /** Images: the most images one call of this variant makes (instead of the model's `per_call`). */
+  per_call?: number;
+  /** Images: this variant's body encoding (instead of `images.encoding`). */
+  encoding?: 'json' | 'multipart';
 }
 
 export interface TaskIdSpec {
@@ -289,6 +293,8 @@ export interface ImageResultSpec {
   url?: string;
   b64?: string;
   mime?: string;
+  /** The prompt the provider says it drew, returned as the item's `revised_prompt`. */
+  revised_prompt?: string;
   /** A list beside the items: an item whose entry is true is withheld (flagged by the provider's safety checker). */
   flagged?: string;
 }
@@ -298,6 +304,18 @@ export interface ImageUsageSpec {
   unit: 'images' | 'tokens' | 'megapixels';
   paths: string[];
   input?: string[];
+  /** The counts also go to the client as OpenAI's `usage` object (tokens). */
+  report?: boolean;
+}
+
+/** What happens to a client field the manifest does not use and the model's facts do not describe. */
+export interface OtherFieldsSpec {
+  /** Sent on unchanged as top-level body fields: every such field (`*`) or these. */
+  pass?: '*' | string[];
+  /** Left out without a word: every such field (`*`) or these. */
+  drop?: '*' | string[];
+  /** Refused with a 400 even where `pass` or `drop` says `*`. */
+  refuse?: string[];
 }
 
 export interface ImageTaskSpec {
@@ -315,8 +333,14 @@ export interface ImageTaskSpec {
 }
 
 export interface ImagesSpec {
-  /** Client fields passed on as `{extra.<name>}`; any other unknown field is refused. */
+  /** Client fields passed on as `{extra.<name>}`, as the client sent them; any other unknown field is refused (unless `other_fields` says). */
   extra?: string[];
+  /** Client fields outside `extra` that the model's facts do not describe: passed on, dropped or refused (the default). */
+  other_fields?: OtherFieldsSpec;
+  /** When n fans out into several calls, the images of those that succeeded are returned though others failed. */
+  partial?: boolean;
+  /** Top-level fields of the provider's answer copied into the client's (`created`, `usage` and others). */
+  answer?: { copy: string[] };
   /** Image types a provider takes inline (fetching `image` URLs of a generation). */
   inline_images?: { types: string[] };
   maps?: Record<string, Record<string, string>>;

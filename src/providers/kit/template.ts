@@ -1,3 +1,4 @@
+import { fieldTooDeep, readJsonField } from '../../http/json-field.js';
 import { urlOrRawBase64, type ImageBytes } from '../video-support.js';
 import type { VideoGenerationRequest, VideoImage } from '../video-types.js';
 import { absent, at } from './values.js';
@@ -26,6 +27,8 @@ export interface RequestScope {
   maps: Record<string, Record<string, string>>;
   /** Image bytes fetched for inlining, by the image's index. */
   fetched?: Map<number, ImageBytes>;
+  /** Uploads on disk, by the image's index: the `file` transform streams them instead of reading them. */
+  files?: Map<number, OnDisk>;
   /** The current item of a `$each`. */
   item?: unknown;
   /** The channel's settings, defaults applied (`{settings.<name>}`). */
@@ -38,16 +41,24 @@ export interface RequestScope {
   defaultDuration?: number;
 }
 
-/** A file part of a multipart body (the `file` transform): the bytes and their type. */
+/** An uploaded file on disk. */
+export interface OnDisk {
+  path: string;
+  size: number;
+  mimeType: string;
+}
+
+/** A file part of a multipart body (the `file` transform): the bytes (or the file on disk) and their type. */
 export class FileValue {
   constructor(
-    readonly bytes: Buffer,
+    readonly bytes: Buffer | undefined,
     readonly mimeType: string,
     readonly filename: string,
+    readonly onDisk?: OnDisk,
   ) {}
 }
 
-export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments', 'or', 'uploaded'] as const;
+export const TRANSFORMS = ['upper', 'lower', 'string', 'number', 'map', 'replace', 'raw_base64', 'base64', 'mime', 'data_url', 'file', 'segments', 'or', 'uploaded', 'json', 'single'] as const;
 /** Transforms that need the image's bytes (fetched before the body is built). */
 export const FETCHING = new Set(['base64', 'mime', 'data_url', 'file']);
 
@@ -89,9 +100,24 @@ function bytesOf(s: RequestScope, v: unknown): ImageBytes {
   return got;
 }
 
-function transform(s: RequestScope, v: unknown, step: string): unknown {
+/**
+ * Text that holds JSON (a number, true/false, an object or a list) as that value: a multipart
+ * field is text, and a provider wants the typed value. Other text goes as it is, for the provider
+ * to refuse in its own words; text nested past the body's depth limit is the client's 400.
+ */
+function jsonOf(v: unknown, field: string): unknown {
+  if (typeof v !== 'string') return v;
+  const parsed = readJsonField(v);
+  if (!parsed.ok && parsed.problem === 'too_deep') throw fieldTooDeep(field);
+  return parsed.ok && parsed.value !== null && typeof parsed.value !== 'string' ? parsed.value : v;
+}
+
+function transform(s: RequestScope, v: unknown, step: string, field = ''): unknown {
   if (v === undefined) return undefined;
-  if (Array.isArray(v)) return v.map((x) => transform(s, x, step));
+  // `single`: a list of one is that one item (a provider taking a string or a list).
+  if (step === 'single') return Array.isArray(v) && v.length === 1 ? v[0] : v;
+  if (step === 'json') return jsonOf(v, field);
+  if (Array.isArray(v)) return v.map((x) => transform(s, x, step, field));
   const [name, ...args] = step.split(':');
   const url = v instanceof ImageRef ? v.url : undefined;
   switch (name) {
@@ -125,8 +151,10 @@ function transform(s: RequestScope, v: unknown, step: string): unknown {
       return `data:${b.mimeType};base64,${b.base64}`;
     }
     case 'file': {
-      const b = bytesOf(s, v);
       const index = v instanceof ImageRef ? v.index : 0;
+      const disk = s.files?.get(index);
+      if (disk) return new FileValue(undefined, disk.mimeType, `image-${index + 1}.${disk.mimeType.split('/')[1] ?? 'bin'}`, disk);
+      const b = bytesOf(s, v);
       return new FileValue(Buffer.from(b.base64, 'base64'), b.mimeType, `image-${index + 1}.${b.mimeType.split('/')[1] ?? 'bin'}`);
     }
     default:
@@ -149,7 +177,7 @@ function placeholder(s: RequestScope, name: string, steps: string, lookup: (name
   for (const step of steps.split('|').filter(Boolean)) {
     // `or:NAME`: another value (a model's own default, `facts.<name>`) where this one has none.
     if (step.startsWith('or:')) v = absent(v) ? lookup(step.slice(3)) : v;
-    else if (!absent(v)) v = transform(s, v, step);
+    else if (!absent(v)) v = transform(s, v, step, name.split('.').pop());
   }
   return absent(v) ? undefined : v;
 }
