@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { startServer, killAll } from './lib/children.mjs';
-import { writeConfig, createKey, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
+import { writeConfig, createKey, createProject, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
 import { chatPhase } from './phases/chat.mjs';
 import { streamsPhase } from './phases/streams.mjs';
 import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
@@ -122,8 +122,20 @@ async function main() {
     ctx.batch = taskDefaults.batch.default;
     const key = createKey(root, configPath).key;
     const unlimitedKey = createKey(root, configPath, { unlimited: true }).key;
+    createProject(root, configPath, 'bench-project');
+    const budgetedKey = createKey(root, configPath, { project: 'bench-project' }).key;
     const profDir = join(tmp, 'profile');
     const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+    // Tracing's cost: the same gateway (same database, same keys) with telemetry on, exporting to a
+    // local OTLP receiver: a parent-based 10% sampler, and every request sampled.
+    const traced = {};
+    if (!flags.targets || flags.targets.some((t) => t.startsWith('traced'))) {
+      const sink = await startServer('otlp-sink', [join(root, 'bench/servers/otlp-sink.mjs')]);
+      const tracedConfig = (name, sampler, arg) =>
+        writeConfig(tmp, up.url, root, { ...(P.tasksConfig ? { tasks: P.tasksConfig } : {}), telemetry: { enabled: true, endpoint: sink.url, sampler, sampler_arg: arg } }, `mediagate-${name}.json`);
+      traced.traced10 = await startMediagate(root, await tracedConfig('traced10', 'parentbased_traceidratio', 0.1), { name: 'mediagate-traced10' });
+      traced.traced100 = await startMediagate(root, await tracedConfig('traced100', 'always_on', 1), { name: 'mediagate-traced100' });
+    }
     Object.assign(ctx, { up, raw, portkey, mg, key, configPath, dbPath: join(tmp, 'mediagate.db') });
     results.meta.nginx = nginxVersion();
     log(`upstream ${up.url} (${results.meta.upstreamChat}), raw proxy ${raw.url}, nginx ${nginx.url}, portkey ${portkey.url}, mediagate ${mg.url}`);
@@ -149,6 +161,10 @@ async function main() {
       mediagate: { ...route(mg.url, { ...auth, ...json }), pid: mg.pid },
       // The same gateway with a key that has no rpm, concurrency or credit limit.
       unlimited: { ...route(mg.url, { authorization: `Bearer ${unlimitedKey}`, ...json }), pid: mg.pid },
+      // Credit-limited chat with tracing on (10% parent-based, then always on), for its CPU cost.
+      ...Object.fromEntries(Object.entries(traced).map(([name, server]) => [name, { ...route(server.url, { ...auth, ...json }), pid: server.pid }])),
+      // The credit-limited key again, in a project with a month budget: what budgets cost per request.
+      budgeted: { ...route(mg.url, { authorization: `Bearer ${budgetedKey}`, ...json }), pid: mg.pid },
     };
     // --targets=raw,mediagate (development): only these chat targets (the direct one always, for added latency).
     if (flags.targets) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !flags.targets.includes(name)) delete ctx.chatTargets[name];

@@ -13,7 +13,9 @@ import type { Store } from './store/db.js';
 import { GatewayError } from './http/errors.js';
 import { escapeUnsafe } from './http/names.js';
 import { Audit } from './admin/audit.js';
-import { createAdminAccess, createKeyAdmin } from './admin/index.js';
+import { createAdminAccess, createKeyAdmin, createProjectAdmin } from './admin/index.js';
+import type { ProjectInput, ProjectView } from './admin/projects.js';
+import type { BudgetView } from './admin/budget-fields.js';
 import { UsageAdmin } from './admin/usage.js';
 import type { KeyInput, KeyView } from './admin/keys.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
@@ -88,7 +90,7 @@ function adminOn(config: Config, s: Store) {
   } catch {
     // no user name on this system
   }
-  return { keys: createKeyAdmin(parts), access: createAdminAccess(parts), record: (action: string, target: string, detail: Record<string, unknown> = {}) => audit.record(who, action, target, detail) };
+  return { keys: createKeyAdmin(parts), projects: createProjectAdmin(parts), access: createAdminAccess(parts), record: (action: string, target: string, detail: Record<string, unknown> = {}) => audit.record(who, action, target, detail) };
 }
 
 /** The service layer's refusals as CLI outcomes: a conflict with the data is status 1, a bad argument or unknown id status 2. */
@@ -106,7 +108,19 @@ async function asCommand<T>(work: () => Promise<T>): Promise<T> {
 
 function keyLine(k: KeyView): string {
   const credit = k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}${Number(k.held_usd) ? ` (+$${k.held_usd} held)` : ''}${Number(k.leased_usd) ? `  leased=$${k.leased_usd}` : ''}`;
-  return `${k.id}  ${k.name}  ${k.prefix}  ${k.status}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${credit}${Number(k.owes_usd) > 0 ? `  owes=$${k.owes_usd}` : ''}${k.expires_at ? '  expires=' + k.expires_at : ''}`;
+  return `${k.id}  ${k.name}  ${k.prefix}  ${k.status}  models=${k.models ? k.models.join(',') : '*'}  rpm=${k.rpm || '-'}  concurrency=${k.concurrency || '-'}  credit=${credit}${Number(k.owes_usd) > 0 ? `  owes=$${k.owes_usd}` : ''}${k.project ? `  project=${k.project}` : ''}${budgetText(k)}${k.expires_at ? '  expires=' + k.expires_at : ''}`;
+}
+
+/** `  budget=$spent/$budget per period (resets …)`, or nothing without a budget. */
+function budgetText(v: BudgetView): string {
+  if (v.budget_usd === null) return '';
+  const short = (usd: string | null) => `$${(usd ?? '0').replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+  const held = Number(v.budget_held_usd) ? ` +${short(v.budget_held_usd)} held` : '';
+  return `  budget=${short(v.budget_spent_usd)}${held} of ${short(v.budget_usd)}/${v.budget_period} (resets ${v.budget_resets_at})`;
+}
+
+function projectLine(p: ProjectView): string {
+  return `${p.id}  ${p.name}  keys=${p.keys}  price_ratio=${p.price_ratio}${budgetText(p) || '  budget=none'}`;
 }
 
 /** --config FILE: every command that reads the configuration takes it (it wins over MEDIAGATE_CONFIG). */
@@ -124,6 +138,9 @@ const keyFields = {
   expires: { type: 'string', arg: 'ISO-8601', help: 'when the key stops working (default: never)' },
   rpm: { type: 'string', arg: 'N', help: 'requests per minute (0: no limit)' },
   concurrency: { type: 'string', arg: 'N', help: 'requests and tasks at once (0: no limit)' },
+  project: { type: 'string', arg: 'NAME', help: 'the project the key belongs to (its price ratio and budget apply)' },
+  budget: { type: 'string', arg: 'USD', help: 'what the key may spend per --budget-period' },
+  'budget-period': { type: 'string', arg: 'day|week|month', help: 'the calendar window the budget resets by' },
 } as const;
 
 const keysCreate = {
@@ -147,6 +164,8 @@ const keysUpdate = {
     ...keyFields,
     models: { ...keyFields.models, arg: 'a,b|*' },
     expires: { ...keyFields.expires, arg: 'ISO-8601|never' },
+    project: { ...keyFields.project, arg: 'NAME|none' },
+    budget: { ...keyFields.budget, arg: 'USD|none' },
     credit: { type: 'string', arg: '+USD|-USD', help: 'add to (or take from) the balance, as keys credit does' },
     ...JSON_OPTION,
     ...CONFIG_OPTION,
@@ -168,7 +187,79 @@ const keysWebhookSecret = {
   options: { ...JSON_OPTION, ...CONFIG_OPTION },
 } satisfies CommandSpec;
 
-function keyInput(spec: CommandSpec, values: { name?: string; models?: string; expires?: string; rpm?: string; concurrency?: string }): KeyInput {
+const projectFields = {
+  'price-ratio': { type: 'string', arg: 'R', help: 'multiplies every price the project\'s keys pay (1: list price, 0.8: 20% off)' },
+  budget: { type: 'string', arg: 'USD', help: 'what the project\'s keys may spend together per --budget-period' },
+  'budget-period': keyFields['budget-period'],
+} as const;
+
+const projectsCreate = {
+  name: 'projects create',
+  summary: 'Create a project: a named group of keys with a price ratio and a budget.',
+  options: { name: { type: 'string', arg: 'NAME', help: 'the project\'s name (keys join it with --project NAME)', required: true }, ...projectFields, ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+const projectsList = { name: 'projects list', summary: 'List projects with their keys, price ratio and spend against budget.', options: { ...JSON_OPTION, ...CONFIG_OPTION } } satisfies CommandSpec;
+const projectsUpdate = {
+  name: 'projects update',
+  summary: 'Change a project (by name or id): only the options given change. --budget none removes the budget, --price-ratio 1 the ratio.',
+  args: ['NAME|ID'],
+  options: { name: { type: 'string', arg: 'NAME', help: 'a new name' }, ...projectFields, budget: { ...projectFields.budget, arg: 'USD|none' }, ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+
+function projectInput(values: { name?: string; 'price-ratio'?: string; budget?: string; 'budget-period'?: string }): ProjectInput {
+  const input: ProjectInput = { ...budgetInput(values) };
+  if (values.name !== undefined) input.name = values.name;
+  if (values['price-ratio'] !== undefined) input.price_ratio = values['price-ratio'];
+  return input;
+}
+
+async function projectsCreateCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(projectsCreate, argv);
+  const { config } = configFor(values);
+  const project = await withStore(config, (s) =>
+    asCommand(async () => {
+      const a = adminOn(config, s);
+      const made = await a.projects.create(projectInput(values));
+      await a.record('project.create', made.id, { name: made.name, price_ratio: made.price_ratio, budget_usd: made.budget_usd, budget_period: made.budget_period });
+      return made;
+    }),
+  );
+  if (values.json) return out(JSON.stringify(project));
+  out(`Created project ${projectLine(project)}`);
+}
+
+async function projectsListCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(projectsList, argv);
+  const { config } = configFor(values);
+  const projects = await withStore(config, (s) => adminOn(config, s).projects.list(), { mustExist: true });
+  if (values.json) return out(JSON.stringify(projects));
+  if (!projects.length) return out('No projects. Create one with: npx mediagate projects create --name NAME');
+  for (const p of projects) out(projectLine(p));
+}
+
+async function projectsUpdateCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(projectsUpdate, argv);
+  const { config } = configFor(values);
+  const input = projectInput(values);
+  if (!Object.keys(input).length) throw new UsageError('projects update: needs at least one of --name, --price-ratio, --budget, --budget-period', projectsUpdate);
+  const project = await withStore(
+    config,
+    (s) =>
+      asCommand(async () => {
+        const a = adminOn(config, s);
+        const p = await a.projects.update(positionals[0], input);
+        await a.record('project.update', p.id, { ...input });
+        return p;
+      }),
+    { mustExist: true },
+  );
+  if (values.json) out(JSON.stringify(project));
+  else out(`Updated project ${projectLine(project)}`);
+  // Keys carry their project's ratio and budget in the authenticator's cache: running instances drop it.
+  return tellInstances(config, 'keys', { project_id: project.id });
+}
+
+function keyInput(spec: CommandSpec, values: { name?: string; models?: string; expires?: string; rpm?: string; concurrency?: string; project?: string; budget?: string; 'budget-period'?: string }): KeyInput {
   for (const n of ['rpm', 'concurrency'] as const) wholeNumber(spec, n, values[n]);
   const input: KeyInput = {};
   if (values.name !== undefined) input.name = values.name;
@@ -178,6 +269,17 @@ function keyInput(spec: CommandSpec, values: { name?: string; models?: string; e
   if (values.concurrency !== undefined) input.concurrency = values.concurrency;
   // --expires never (on update) removes the expiry.
   if (values.expires !== undefined) input.expires_at = values.expires === 'never' ? null : values.expires;
+  // --project none / --budget none (on update) take the key out of its project / remove its budget.
+  if (values.project !== undefined) input.project = values.project === 'none' ? null : values.project;
+  Object.assign(input, budgetInput(values));
+  return input;
+}
+
+/** --budget USD|none and --budget-period as the admin service's budget fields. */
+function budgetInput(values: { budget?: string; 'budget-period'?: string }): { budget_usd?: string | null; budget_period?: string } {
+  const input: { budget_usd?: string | null; budget_period?: string } = {};
+  if (values.budget !== undefined) input.budget_usd = values.budget === 'none' ? null : values.budget;
+  if (values['budget-period'] !== undefined) input.budget_period = values['budget-period'];
   return input;
 }
 
@@ -216,7 +318,7 @@ async function keysUpdateCommand(argv: string[]): Promise<void> {
   const input = keyInput(keysUpdate, values);
   const credit = values.credit === undefined ? undefined : signedUsd(keysUpdate, values.credit);
   if (!Object.keys(input).length && credit === undefined) {
-    throw new UsageError('keys update: needs at least one of --name, --models, --rpm, --concurrency, --expires, --credit', keysUpdate);
+    throw new UsageError('keys update: needs at least one of --name, --models, --rpm, --concurrency, --expires, --project, --budget, --budget-period, --credit', keysUpdate);
   }
   const key = await withStore(
     config,
@@ -262,6 +364,13 @@ async function keysListCommand(argv: string[]): Promise<void> {
           leased: Number(k.leased_usd),
           // Real costs beyond hold and balance; the key is refused until a top-up pays it.
           owes: Number(k.owes_usd),
+          project: k.project,
+          // The key's own budget (USD per period) and the current window's spend; null without one.
+          budget: k.budget_usd === null ? null : Number(k.budget_usd),
+          budget_period: k.budget_period,
+          budget_spent: k.budget_spent_usd === null ? null : Number(k.budget_spent_usd),
+          budget_held: k.budget_held_usd === null ? null : Number(k.budget_held_usd),
+          budget_resets_at: k.budget_resets_at,
           expires_at: k.expires_at,
           revoked: k.status === 'revoked',
           created_at: k.created_at,
@@ -680,6 +789,9 @@ export const COMMANDS: Command[] = [
   { spec: keysCredit, run: keysCreditCommand },
   { spec: keysRevoke, run: keysRevokeCommand },
   { spec: keysWebhookSecret, run: keysWebhookSecretCommand },
+  { spec: projectsCreate, run: projectsCreateCommand },
+  { spec: projectsList, run: projectsListCommand },
+  { spec: projectsUpdate, run: projectsUpdateCommand },
   { spec: adminCreate, run: adminCreateCommand },
   { spec: adminList, run: adminListCommand },
   { spec: adminRevoke, run: adminRevokeCommand },

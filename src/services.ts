@@ -25,6 +25,10 @@ import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
 import { providerSetOf } from './config-file/loader.js';
 import { installProviders } from './providers/index.js';
+import { startTelemetry } from './telemetry/index.js';
+import { Counter, Gauge } from 'prom-client';
+import { RequestLogWriter } from './request-logs/writer.js';
+import { RequestLogsRepo } from './store/repos/request-logs.js';
 
 /** Everything the routes need, built once per process. */
 export interface Services {
@@ -45,6 +49,8 @@ export interface Services {
   limits: RateLimits;
   upstream: UpstreamClient;
   metrics: Metrics;
+  /** The request logs' writer (writes only while request_logs.enabled). */
+  requestLogs: RequestLogWriter;
   /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
   channelStats: ChannelStats;
   /** The in-process simulator, when the config embeds one. */
@@ -111,7 +117,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
-  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
+  // Read at each use: a config reload replaces config.limits.
+  const alerts = () => {
+    const a = config.limits.budget_alerts;
+    return a.url ? { url: a.url, thresholds: a.thresholds } : null;
+  };
+  const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
@@ -136,14 +147,20 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     config.limits.credit_leases
       ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
       : null,
+    { timeZone: () => config.limits.budget_time_zone },
   );
   const metrics = new Metrics();
+  const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
+  // Before the poller starts, so its first polls are traced too.
+  for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
+  const telemetry = await startTelemetry(config, metrics.registry);
   const channelStats = new ChannelStats();
   const relay = new Relay(
     config.relay,
     (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
     (channel, ok, ms) => channelStats.record(channel, ok, ms),
   );
+  watchMoneyAndBreakers(metrics, credit, relay);
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   const lifecycle = createTaskLifecycle({ config, store, tasks, upstream, registry: metrics.registry });
   const imageWaits = new ImageWaits({ config, repo: new ImageWaitsRepo(store.db, store.dialect), catalog, upstream, credit, ledger, log: taskLogger(config) });
@@ -155,6 +172,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const holdSweep = setInterval(() => {
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
     responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
+    if (config.request_logs.enabled) requestLogs.sweep().catch((err: unknown) => warn(`request-log retention sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -173,6 +191,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     relay,
     upstream,
     metrics,
+    requestLogs,
     channelStats,
     simulator,
     tasks,
@@ -189,8 +208,31 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       await upstream.close();
       await store.close();
       await simulator?.close();
+      await telemetry?.shutdown();
     },
   };
+}
+
+/** The credit settled (charged, owed) and each channel's breaker, as /metrics series (and OTLP metrics). */
+function watchMoneyAndBreakers(metrics: Metrics, credit: CreditService, relay: Relay): void {
+  const registers = [metrics.registry];
+  const charged = new Counter({ name: 'mediagate_credit_charged_usd_total', help: 'Credit charged by settled holds on this instance, USD', registers });
+  const owed = new Counter({ name: 'mediagate_credit_overage_usd_total', help: 'Part of settled charges neither hold nor balance covered (owed), USD', registers });
+  credit.onSettled = (chargedMicros, overageMicros) => {
+    if (chargedMicros > 0) charged.inc(chargedMicros / 1e6);
+    if (overageMicros > 0) owed.inc(overageMicros / 1e6);
+  };
+  const STATES = { closed: 0, half_open: 1, open: 2 } as const;
+  new Gauge({
+    name: 'mediagate_channel_breaker_state',
+    help: "A channel's circuit breaker on this instance: 0 closed, 1 half-open (next request probes), 2 open (skipped)",
+    labelNames: ['channel'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [channel, state] of relay.breakerStates()) this.set({ channel }, STATES[state]);
+    },
+  });
 }
 
 export class GatewayConfigError extends Error {}

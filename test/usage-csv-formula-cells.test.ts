@@ -80,7 +80,7 @@ describe('usage CSV export: formula cells', () => {
     const res = await fetch(`${gw.url}/admin/api/usage?format=csv&key=${key.id}`, { headers: { authorization: `Bearer ${gw.token}` } });
     expect(res.status).toBe(200);
     const [header, ...rows] = parseCsv(await res.text());
-    expect(header).toEqual(['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms']);
+    expect(header).toEqual(['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms', 'error']);
     expect(rows.length).toBe(PLANTED.length + 1);
     const model = header.indexOf('model');
     const models = rows.map((r) => r[model]);

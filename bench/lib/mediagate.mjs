@@ -14,7 +14,7 @@ export const VIDEO_MODEL = 'doubao-seedance-1-0-pro-250528';
  * provider with a custom host sees it), the Seedance model on an `ark` channel at the same
  * simulator, and the simulator's own catalogue, so GET /v1/models answers a realistic list.
  */
-export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
+export async function writeConfig(dir, upstreamUrl, root, extra = {}, file = 'mediagate.json') {
   const { SIMULATOR_MODELS, SEEDANCE_MODELS } = await import(join(root, 'dist/config-file/defaults.js'));
   const chatPrice = { input_per_million: 0.15, output_per_million: 0.6 };
   const config = {
@@ -36,7 +36,7 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
       ...SEEDANCE_MODELS,
     },
   };
-  const path = join(dir, 'mediagate.json'); // JSON is YAML
+  const path = join(dir, file); // JSON is YAML
   writeFileSync(path, JSON.stringify(config, null, 2));
   return path;
 }
@@ -44,20 +44,30 @@ export async function writeConfig(dir, upstreamUrl, root, extra = {}) {
 /**
  * Creates a bench key through the CLI. Limited (default): rpm, concurrency and credit far above the
  * load and its cost, so every check runs and none bites. `{ unlimited: true }`: no rpm, no
- * concurrency limit, unlimited credit (the ledger still records every request).
+ * concurrency limit, unlimited credit (the ledger still records every request). `{ project }`: the
+ * limited key, in that project (created with `createProject`), so its budget is checked too.
  */
-export function createKey(root, configPath, { unlimited = false } = {}) {
+export function createKey(root, configPath, { unlimited = false, project } = {}) {
   const limits = unlimited ? [] : ['--rpm', '100000000', '--concurrency', '100000', '--credit', '100000000'];
+  const name = unlimited ? 'bench-unlimited' : project ? 'bench-budgeted' : 'bench';
   const out = execFileSync(
     process.execPath,
-    [join(root, 'dist/main.js'), 'keys', 'create', '--name', unlimited ? 'bench-unlimited' : 'bench', ...limits, '--json'],
+    [join(root, 'dist/main.js'), 'keys', 'create', '--name', name, ...limits, ...(project ? ['--project', project] : []), '--json'],
     { env: { ...process.env, MEDIAGATE_CONFIG: configPath }, encoding: 'utf8' },
   );
   return JSON.parse(out.trim().split('\n').pop());
 }
 
-export function startMediagate(root, configPath, { nodeArgs = [] } = {}) {
-  return startServer('mediagate', [...nodeArgs, join(root, 'dist/main.js'), 'serve'], {
+/** A project with a month budget far above what the bench spends: every request checks and counts it, none is refused. */
+export function createProject(root, configPath, name) {
+  execFileSync(process.execPath, [join(root, 'dist/main.js'), 'projects', 'create', '--name', name, '--budget', '100000000', '--budget-period', 'month', '--json'], {
+    env: { ...process.env, MEDIAGATE_CONFIG: configPath },
+    encoding: 'utf8',
+  });
+}
+
+export function startMediagate(root, configPath, { nodeArgs = [], name = 'mediagate' } = {}) {
+  return startServer(name, [...nodeArgs, join(root, 'dist/main.js'), 'serve'], {
     env: { MEDIAGATE_CONFIG: configPath },
     ready: /mediagate listening on (\S+)/,
   });

@@ -147,7 +147,7 @@ export function renderMarkdown(r) {
     L.push('');
     L.push('| path | req/s | p50 ms | p99 ms | vs raw proxy | CPU ms/req | c=1 p50 ms | c=1 p99 ms | added p50 ms | added p99 ms |');
     L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const [name, label] of [['direct', 'upstream, direct'], ['raw', 'raw Node proxy'], ['nginx', 'nginx, one worker'], ['portkey', 'Portkey gateway'], ['mediagate', 'mediagate, credit-limited key'], ['unlimited', 'mediagate, unlimited key']]) {
+    for (const [name, label] of [['direct', 'upstream, direct'], ['raw', 'raw Node proxy'], ['nginx', 'nginx, one worker'], ['portkey', 'Portkey gateway'], ['mediagate', 'mediagate, credit-limited key'], ['unlimited', 'mediagate, unlimited key'], ['budgeted', 'mediagate, credit-limited key with a project budget'], ['traced10', 'mediagate, traced (parent-based 10%)'], ['traced100', 'mediagate, traced (always on)']]) {
       const x = load[name];
       if (!x) continue;
       const lat = latencyC1[name];
@@ -155,7 +155,12 @@ export function renderMarkdown(r) {
       L.push(`| ${label} | ${int(x.rps)} | ${x.p50Ms} | ${x.p99Ms} | ${name === 'direct' ? '' : Math.round(ratio(x.rps, load.raw.rps) * 100) + '%'} | ${f3(x.cpuMsPerReq)} | ${f3(lat.p50Ms)} | ${f3(lat.p99Ms)} | ${add ? signed(add.p50Ms) : ''} | ${add ? signed(add.p99Ms) : ''} |`);
     }
     L.push('');
-    const unl = load.unlimited && load.raw ? ` Unlimited key / raw proxy: **${Math.round(ratio(load.unlimited.rps, load.raw.rps) * 100)}%** req/s, ${f1(ratio(load.unlimited.cpuMsPerReq, load.raw.cpuMsPerReq))}× the CPU per request.` : '';
+    const tracedCost = ['traced10', 'traced100']
+      .filter((n) => load[n] && load.mediagate)
+      .map((n) => `${n}: ${signed(Math.round((ratio(load[n].cpuMsPerReq, load.mediagate.cpuMsPerReq) - 1) * 100), String)}% CPU per request vs tracing off`);
+    if (tracedCost.length) L.push(`Tracing (credit-limited key, exporting to a local OTLP receiver): ${tracedCost.join('; ')}.`, '');
+    const budgeted = load.budgeted && load.mediagate ? ` Budgeted key / credit-limited key: **${f1(ratio(load.budgeted.cpuMsPerReq, load.mediagate.cpuMsPerReq))}×** the CPU per request, ${Math.round(ratio(load.budgeted.rps, load.mediagate.rps) * 100)}% req/s.` : '';
+    const unl = load.unlimited && load.raw ? ` Unlimited key / raw proxy: **${Math.round(ratio(load.unlimited.rps, load.raw.rps) * 100)}%** req/s, ${f1(ratio(load.unlimited.cpuMsPerReq, load.raw.cpuMsPerReq))}× the CPU per request.${budgeted}` : budgeted;
     L.push(`mediagate (credit-limited key) / Portkey: **${f1(ratio(load.mediagate?.rps, load.portkey?.rps))}×** req/s; mediagate / raw proxy: **${Math.round(ratio(load.mediagate?.rps, load.raw?.rps) * 100)}%** req/s,${load.nginx ? ` mediagate / nginx: **${Math.round(ratio(load.mediagate?.rps, load.nginx.rps) * 100)}%** req/s,` : ''} **${f1(ratio(load.mediagate?.cpuMsPerReq, load.raw?.cpuMsPerReq))}×** the CPU per request (Portkey: ${f1(ratio(load.portkey?.cpuMsPerReq, load.raw?.cpuMsPerReq))}×).${unl} CPU ms/req is the server process's own CPU time (upstream's for the direct row) over the requests it answered. Round by round (each round's ratio; the targets take the median): ${[['credit-limited key / raw proxy', load.mediagate, load.raw], ['credit-limited key / nginx', load.mediagate, load.nginx], ['unlimited key / raw proxy', load.unlimited, load.raw]].filter(([, a, b]) => a && b).map(([label, a, b]) => `${label} ${pairedRatio(a, b).each.map(pct).join(', ')}`).join('; ')}. Rounds (req/s): ${Object.entries(load).map(([n, x]) => `${n} ${x.rounds.join(', ')}`).join('; ')}. Failed requests: ${Object.entries(load).map(([n, x]) => `${n} ${x.failures}`).join(', ')}.`);
     L.push('');
   }

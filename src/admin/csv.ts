@@ -29,3 +29,26 @@ export function csvCell(value: unknown, numeric = false): string {
 export function csvLine<T>(row: T, columns: readonly (keyof T)[], numeric: ReadonlySet<keyof T>): string {
   return columns.map((c) => csvCell(row[c], numeric.has(c))).join(',');
 }
+
+/**
+ * An export: the header, then every row `read` finds, newest first, `batch` rows per query (each
+ * read continues after the previous batch's last row), as CSV lines of `view(row)`.
+ */
+export async function* csvPages<R extends { created_at: number; id: number }, V>(
+  read: (batch: number, after?: { createdAt: number; id: number }) => Promise<R[]>,
+  view: (row: R) => V,
+  columns: readonly (keyof V)[],
+  numeric: ReadonlySet<keyof V>,
+  batch: number,
+): AsyncGenerator<string> {
+  yield columns.join(',') + '\n';
+  let after: { createdAt: number; id: number } | undefined;
+  for (;;) {
+    const rows = await read(batch, after);
+    if (!rows.length) return;
+    yield rows.map((r) => csvLine(view(r), columns, numeric)).join('\n') + '\n';
+    const last = rows[rows.length - 1];
+    after = { createdAt: last.created_at, id: last.id };
+    if (rows.length < batch) return;
+  }
+}

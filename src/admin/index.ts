@@ -13,13 +13,19 @@ import { KeyAdmin } from './keys.js';
 import { UsageAdmin } from './usage.js';
 import { TaskAdmin } from './tasks.js';
 import { ChannelAdmin } from './channels.js';
+import { RequestLogAdmin } from './request-logs.js';
+import { RequestLogsRepo } from '../store/repos/request-logs.js';
+import { ProjectsRepo } from '../store/repos/projects.js';
+import { ProjectAdmin } from './projects.js';
 
 /** The operator service layer: what the admin API and the CLI call. */
 export interface Admin {
   access: AdminAccess;
   audit: Audit;
   keys: KeyAdmin;
+  projects: ProjectAdmin;
   usage: UsageAdmin;
+  requestLogs: RequestLogAdmin;
   tasks: TaskAdmin;
   channels: ChannelAdmin;
   usageReports: UsageReportsRepo;
@@ -35,7 +41,11 @@ export interface AdminHooks {
 export type StoreParts = Pick<Services, 'config' | 'store' | 'keys' | 'reservations' | 'usage'>;
 
 export function createKeyAdmin(s: StoreParts, hooks: AdminHooks = {}): KeyAdmin {
-  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), usage: new UsageReportsRepo(s.store.db), changed: hooks.keysChanged });
+  return new KeyAdmin({ config: s.config, keys: s.keys, reservations: s.reservations, holds: new HoldsRepo(s.store.db), leases: new LeasesRepo(s.store.db), usage: new UsageReportsRepo(s.store.db), projects: new ProjectsRepo(s.store.db), changed: hooks.keysChanged });
+}
+
+export function createProjectAdmin(s: StoreParts, hooks: AdminHooks = {}): ProjectAdmin {
+  return new ProjectAdmin({ config: s.config, projects: new ProjectsRepo(s.store.db), reservations: s.reservations, changed: hooks.keysChanged });
 }
 
 export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {
@@ -45,16 +55,18 @@ export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {
 export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
   const usageReports = new UsageReportsRepo(s.store.db);
   const taskReports = new TaskReportsRepo(s.store.db);
+  const usage = new UsageAdmin(usageReports, s.usage);
+  const keysChanged = async () => {
+    s.authenticator.invalidate();
+    await hooks.keysChanged?.();
+  };
   return {
     access: createAdminAccess(s),
     audit: new Audit(new AuditRepo(s.store.db)),
-    keys: createKeyAdmin(s, {
-      keysChanged: async () => {
-        s.authenticator.invalidate();
-        await hooks.keysChanged?.();
-      },
-    }),
-    usage: new UsageAdmin(usageReports, s.usage),
+    keys: createKeyAdmin(s, { keysChanged }),
+    projects: createProjectAdmin(s, { keysChanged }),
+    usage,
+    requestLogs: new RequestLogAdmin(new RequestLogsRepo(s.store.db), usage),
     tasks: new TaskAdmin({ config: s.config, repo: s.tasks.repo, events: new TaskEventsRepo(s.store.db), reports: taskReports, content: s.lifecycle.content }),
     channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream }),
     usageReports,

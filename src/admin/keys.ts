@@ -8,12 +8,14 @@ import type { UsageReportsRepo } from '../store/repos/usage-reports.js';
 import { adminErrors, checkedName } from './errors.js';
 import { MAX_USD, parseSignedUsd, usd } from './money.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import type { ProjectsRepo } from '../store/repos/projects.js';
+import { budgetPatch, budgetViews, type BudgetView } from './budget-fields.js';
 
 // Application keys as operators manage them: one service behind `mediagate keys …` and
 // /admin/api/keys, so both validate and answer alike. Errors are GatewayErrors of the admin
 // family; the CLI prints their message.
 
-export interface KeyView {
+export interface KeyView extends BudgetView {
   id: string;
   name: string;
   /** The key's first characters, never enough to use it. */
@@ -29,6 +31,8 @@ export interface KeyView {
   leased_usd: string;
   /** Real costs beyond hold and balance: the key is refused until a top-up pays them. */
   owes_usd: string;
+  /** The project's name, or null. */
+  project: string | null;
   /** Charged to the key in the ledger to date. */
   spent_usd: string;
   /** The key's last request in the ledger; null when it has made none. */
@@ -48,6 +52,11 @@ export interface KeyInput {
   credit_usd?: unknown;
   /** ISO-8601 time or null. */
   expires_at?: unknown;
+  /** A project's name or id; null takes the key out of its project. */
+  project?: unknown;
+  /** USD per budget_period; null removes the key's own budget. */
+  budget_usd?: unknown;
+  budget_period?: unknown;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
@@ -59,6 +68,7 @@ export interface KeyAdminDeps {
   reservations: ReservationsRepo;
   holds: HoldsRepo;
   leases: LeasesRepo;
+  projects: ProjectsRepo;
   usage: UsageReportsRepo;
   /** Called after a change that running instances must see at once (revoke, limits, expiry). */
   changed?: () => Promise<void> | void;
@@ -70,6 +80,8 @@ export class KeyAdmin {
   private async views(rows: ApiKeyRow[], now = Date.now()): Promise<KeyView[]> {
     const held = await this.d.holds.heldByKey(rows.map((r) => r.id));
     const leased = await this.d.leases.leasedByKey(rows.map((r) => r.id));
+    const projects = rows.some((r) => r.project_id) ? new Map((await this.d.projects.list()).map((p) => [p.id, p.name])) : new Map<string, string>();
+    const budgets = await budgetViews(this.d.config, this.d.reservations, rows.map((r) => ({ scope: `key:${r.id}`, budget_micros: r.budget_micros === null ? null : Number(r.budget_micros), budget_period: r.budget_period })), now);
     const used = await this.d.usage.perKey(rows.map((r) => r.id));
     return rows.map((r) => ({
       id: r.id,
@@ -82,6 +94,8 @@ export class KeyAdmin {
       held_usd: usd(held.get(r.id) ?? 0),
       leased_usd: usd(leased.get(r.id) ?? 0),
       owes_usd: usd(Number(r.overage_micros ?? 0)),
+      project: r.project_id ? (projects.get(r.project_id) ?? null) : null,
+      ...budgets.get(`key:${r.id}`)!,
       spent_usd: usd(used.get(r.id)?.cost_micros ?? 0),
       last_used_at: iso(used.get(r.id)?.last_ms ?? null),
       status: r.revoked_at !== null ? 'revoked' : r.expires_at !== null && Number(r.expires_at) <= now ? 'expired' : 'active',
@@ -127,6 +141,7 @@ export class KeyAdmin {
       }
     }
     const models = this.models(input.models);
+    const budget = budgetPatch(input, null);
     const creditMicros = input.credit_usd === undefined || input.credit_usd === null ? null : this.amount(input.credit_usd, 'credit_usd', false);
     const secret = generateApiKey();
     const row = await this.d.keys.create({
@@ -138,6 +153,9 @@ export class KeyAdmin {
       concurrency: this.limit(input.concurrency, 'concurrency') ?? this.d.config.limits.key_concurrency,
       creditMicros,
       expiresAt: this.expiry(input.expires_at) ?? null,
+      projectId: (await this.project(input.project)) ?? null,
+      budgetMicros: budget.budget_micros ?? null,
+      budgetPeriod: budget.budget_period ?? null,
     });
     return { key: (await this.views([row]))[0], secret };
   }
@@ -145,7 +163,7 @@ export class KeyAdmin {
   /** Changes only the fields present; `models: null` allows every model, `expires_at: null` never expires. */
   async update(id: string, input: KeyInput): Promise<KeyView> {
     for (const k of Object.keys(input)) {
-      if (!['name', 'models', 'rpm', 'concurrency', 'expires_at'].includes(k)) throw adminErrors.invalid(`${k} cannot be changed here${k === 'credit_usd' ? ' (use the credit endpoint)' : ''}`);
+      if (!['name', 'models', 'rpm', 'concurrency', 'expires_at', 'project', 'budget_usd', 'budget_period'].includes(k)) throw adminErrors.invalid(`${k} cannot be changed here${k === 'credit_usd' ? ' (use the credit endpoint)' : ''}`);
     }
     const patch: Parameters<KeysRepo['update']>[1] = {};
     const name = this.name(input.name);
@@ -159,6 +177,12 @@ export class KeyAdmin {
     const concurrency = this.limit(input.concurrency, 'concurrency');
     if (concurrency !== undefined) patch.concurrency = concurrency;
     if ('expires_at' in input) patch.expires_at = this.expiry(input.expires_at) ?? null;
+    if (input.project !== undefined) patch.project_id = (await this.project(input.project)) ?? null;
+    if (input.budget_usd !== undefined || input.budget_period !== undefined) {
+      const row = await this.d.keys.findById(id);
+      if (!row) throw adminErrors.notFound(`The key ${JSON.stringify(id)}`);
+      Object.assign(patch, budgetPatch(input, { budget_micros: row.budget_micros === null ? null : Number(row.budget_micros), budget_period: row.budget_period }));
+    }
     if (!(await this.d.keys.update(id, patch))) throw adminErrors.notFound(`The key ${JSON.stringify(id)}`);
     await this.d.changed?.();
     return this.get(id);
@@ -184,6 +208,16 @@ export class KeyAdmin {
       throw adminErrors.conflict(`key ${id} has $${usd(before)} left; cannot take $${usd(-micros)} (a balance never goes below zero)`, 'insufficient_balance');
     }
     return this.get(id);
+  }
+
+  /** The id of the project named (by name or id); null = none. */
+  private async project(v: unknown): Promise<string | null | undefined> {
+    if (v === undefined) return undefined;
+    if (v === null || v === '' || v === 'none') return null;
+    if (typeof v !== 'string') throw adminErrors.invalid('project must be a project name or id (null for none)');
+    const row = await this.d.projects.find(v);
+    if (!row) throw adminErrors.invalid(`project: no project named ${JSON.stringify(v)} (create it first: mediagate projects create)`);
+    return row.id;
   }
 
   private name(v: unknown): string | undefined {

@@ -1,7 +1,7 @@
 import type { UsageRepo, UsageTotal } from '../store/repos/usage.js';
 import { SERIES_COLUMNS, type SeriesGroup, type UsageCursor, type UsageFilter, type UsageGroup, type UsageGroupTotal, type UsageReportsRepo, type UsageRow } from '../store/repos/usage-reports.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { csvLine } from './csv.js';
+import { csvPages } from './csv.js';
 import { adminErrors } from './errors.js';
 import { usd } from './money.js';
 import { int, oneOf, str, time, type Query } from './query.js';
@@ -163,18 +163,9 @@ export class UsageAdmin {
   }
 
   /** Every row the filter matches as CSV lines, read from the database a batch at a time. */
-  async *csv(q: Query, batch = 2000): AsyncGenerator<string> {
+  csv(q: Query, batch = 2000): AsyncGenerator<string> {
     const f = this.filter(q);
-    yield CSV_COLUMNS.join(',') + '\n';
-    let after: UsageCursor | undefined;
-    for (;;) {
-      const rows = await this.reports.page(f, batch, after);
-      if (!rows.length) return;
-      yield rows.map((r) => csvLine(view(r), CSV_COLUMNS, CSV_NUMERIC)).join('\n') + '\n';
-      const last = rows[rows.length - 1];
-      after = { createdAt: last.created_at, id: last.id };
-      if (rows.length < batch) return;
-    }
+    return csvPages((n, after) => this.reports.page(f, n, after), view, CSV_COLUMNS, CSV_NUMERIC, batch);
   }
 
   totals(filter: { keyId?: string; sinceMs?: number }): Promise<UsageTotal[]> {

@@ -1,10 +1,10 @@
 import { hashApiKey, hashesEqual, looksLikeApiKey } from './keys.js';
-import type { Principal } from './principal.js';
+import type { BudgetRule, Principal } from './principal.js';
 import { errors, type GatewayError } from '../http/errors.js';
-import { keyModels, type ApiKeyRow, type KeysRepo } from '../store/repos/keys.js';
+import { keyModels, type KeyWithProject, type KeysRepo } from '../store/repos/keys.js';
 
 interface CacheEntry {
-  row: ApiKeyRow;
+  row: KeyWithProject;
   principal: Principal;
   until: number;
 }
@@ -97,8 +97,16 @@ function live({ row, principal }: CacheEntry, now: number): Principal | null {
   return principal;
 }
 
-function toPrincipal(row: ApiKeyRow): Principal {
+export function toPrincipal(row: KeyWithProject): Principal {
   const models = keyModels(row);
+  const budgets: BudgetRule[] = [];
+  if (row.budget_micros !== null && row.budget_period) {
+    budgets.push({ scope: `key:${row.id}`, kind: 'key', name: row.name, limitMicros: Number(row.budget_micros), period: row.budget_period as BudgetRule['period'] });
+  }
+  const project = row.project_id && row.project_name !== null ? { id: row.project_id, name: row.project_name } : null;
+  if (project && row.project_budget_micros !== null && row.project_budget_period) {
+    budgets.push({ scope: `project:${project.id}`, kind: 'project', name: project.name, limitMicros: Number(row.project_budget_micros), period: row.project_budget_period as BudgetRule['period'] });
+  }
   return {
     keyId: row.id,
     name: row.name,
@@ -106,6 +114,9 @@ function toPrincipal(row: ApiKeyRow): Principal {
     rpm: Number(row.rpm),
     concurrency: Number(row.concurrency),
     limitedCredit: row.credit_micros !== null,
+    project,
+    priceRatio: project && row.project_price_ratio !== null ? Number(row.project_price_ratio) : 1,
+    budgets,
   };
 }
 

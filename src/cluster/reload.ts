@@ -11,7 +11,7 @@ import { installedProviders, installProviders } from '../providers/index.js';
  * Redis, timeouts of the shared upstream client, …) is read once at start; a change there is
  * reported as needing a restart and the running value is kept.
  */
-export const RELOADABLE_SECTIONS = ['channels', 'models', 'limits', 'providers'] as const;
+export const RELOADABLE_SECTIONS = ['channels', 'models', 'limits', 'providers', 'request_logs'] as const;
 
 export interface ReloadOutcome {
   /** Model ids now in the catalog that were not before, and the reverse. */
@@ -58,6 +58,8 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   running.models = next.models;
   running.limits = next.limits;
   running.providers = next.providers;
+  // Read at each request: whose bodies are logged, for how long.
+  running.request_logs = next.request_logs;
   target.catalog.replace(running, firstSeen);
   const after = new Set(target.catalog.all().map((m) => m.id));
 

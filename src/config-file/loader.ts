@@ -10,6 +10,8 @@ import type { ChannelSetting } from '../providers/provider.js';
 import { loadProviderDir, ProviderDirError } from '../providers/kit/dir.js';
 import { proxyEntryProblem } from '../http/forwarded.js';
 import { escapeUnsafe, unsafeNameProblem } from '../http/names.js';
+import { isTimeZone } from '../limits/budget-window.js';
+import { isLoopbackHost } from '../tasks/webhooks/subscription.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -231,6 +233,7 @@ function checkCrossReferences(config: Config, source: string, providers: Provide
     const problem = proxyEntryProblem(entry);
     if (problem) throw new ConfigError(`${source}: server.trusted_proxies[${i}]: ${problem}`);
   });
+  checkBudgetSettings(config, source);
   if (config.storage.type === 's3' && !config.storage.s3) throw new ConfigError(`${source}: storage.s3: required when storage.type is s3 (bucket, region, endpoint, credentials)`);
   for (const [id, model] of Object.entries(config.models)) {
     const unsafe = unsafeNameProblem(id);
@@ -240,6 +243,24 @@ function checkCrossReferences(config: Config, source: string, providers: Provide
     const price = priceFactorProblem(model.kind, model.price);
     if (price) throw new ConfigError(`${source}: models.${id}.price.${price.field}: ${price.message}`);
   }
+}
+
+/** The budget time zone must be one Intl knows; an alert URL needs a secret to sign with and an https address. */
+function checkBudgetSettings(config: Config, source: string): void {
+  const zone = config.limits.budget_time_zone;
+  if (!isTimeZone(zone)) throw new ConfigError(`${source}: limits.budget_time_zone: "${zone}" is not an IANA time zone name (e.g. UTC, Europe/Berlin, America/New_York)`);
+  const alerts = config.limits.budget_alerts;
+  if (alerts.url === undefined) return;
+  const at = `${source}: limits.budget_alerts.url`;
+  let url: URL;
+  try {
+    url = new URL(alerts.url);
+  } catch {
+    throw new ConfigError(`${at}: must be an absolute https URL`);
+  }
+  const loopbackHttp = config.webhooks.allow_insecure && url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !loopbackHttp) throw new ConfigError(`${at}: must be an https URL (http only to a loopback address with webhooks.allow_insecure)`);
+  if (!alerts.secret) throw new ConfigError(`${source}: limits.budget_alerts.secret: required with a url (a Standard Webhooks secret: "whsec_" and the base64 of random bytes, e.g. from \`echo whsec_$(openssl rand -base64 32)\`)`);
 }
 
 export interface LoadedConfig {

@@ -218,6 +218,42 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    // OpenTelemetry traces and metrics over OTLP (docs/observability.md). OpenTelemetry's standard
+    // environment variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_SAMPLER, …) win over these.
+    telemetry: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false }),
+        service_name: Type.String({ minLength: 1, default: 'mediagate' }),
+        // The collector's OTLP/HTTP base URL (/v1/traces and /v1/metrics are appended).
+        endpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+        protocol: Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')], { default: 'http/protobuf' }),
+        // Headers sent with every export (a collector's auth); kept out of logs and errors.
+        headers: Type.Record(Type.String({ minLength: 1 }), Type.String(), { default: {} }),
+        sampler: Type.Union(
+          ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'].map((s) => Type.Literal(s)),
+          { default: 'parentbased_always_on' },
+        ),
+        // The ratio of the *traceidratio samplers.
+        sampler_arg: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
+        // Finished spans are sent in batches at most this long after they end.
+        export_interval_ms: Int({ minimum: 10, maximum: 60000, default: 5000 }),
+        metrics: Type.Boolean({ default: true }),
+        metrics_interval_ms: Int({ minimum: 100, maximum: 3600000, default: 60000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    // Searchable request logs (docs/observability.md): metadata of every model request, and its
+    // bodies (scrubbed, truncated) for the keys and models named here.
+    request_logs: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false }),
+        retention_days: Int({ minimum: 1, maximum: 3650, default: 7 }),
+        body_keys: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [] }),
+        body_models: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { default: [] }),
+        max_body_bytes: Int({ minimum: 256, maximum: 1048576, default: 16384 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     log: Type.Object(
       { level: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }) },
       { additionalProperties: false, default: {} },
@@ -251,6 +287,18 @@ export const ConfigSchema = Type.Object(
         credit_lease_ttl_s: Int({ minimum: 2, maximum: 3600, default: 30 }),
         // Settled amounts are written back at most this long after the settle.
         credit_flush_ms: Int({ minimum: 10, maximum: 10000, default: 250 }),
+        // The IANA time zone whose calendar days, weeks (from Monday) and months budgets reset by.
+        budget_time_zone: Type.String({ default: 'UTC' }),
+        // budget.threshold webhooks (docs/limits.md): sent to `url`, signed with `secret`, once per
+        // threshold (percent of the budget spent) per budget window.
+        budget_alerts: Type.Object(
+          {
+            url: Type.Optional(Type.String({ maxLength: 2048 })),
+            secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]{24,}$' })),
+            thresholds: Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 1000 }), { minItems: 1, maxItems: 16, default: [50, 80, 100] }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),

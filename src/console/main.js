@@ -8,12 +8,14 @@ import { shown } from './text.js';
 import { Login } from './pages/login.js';
 import { Overview } from './pages/overview.js';
 import { Keys } from './pages/keys.js';
+import { Projects } from './pages/projects.js';
 import { Usage } from './pages/usage.js';
 import { Tasks, TaskPage } from './pages/tasks.js';
 import { Channels } from './pages/channels.js';
 import { ConfigPage } from './pages/config.js';
 import { Audit } from './pages/audit.js';
 import { Spend } from './pages/spend.js';
+import { RequestLogs } from './pages/request-logs.js';
 
 // A single-page app under /console with hash routes (#/keys, #/tasks/<id>): the server only ever
 // serves index.html and the hashed bundle files.
@@ -21,8 +23,10 @@ import { Spend } from './pages/spend.js';
 const PAGES = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
+  ['projects', 'Projects'],
   ['spend', 'Spend'],
   ['usage', 'Usage'],
+  ['request-logs', 'Request logs'],
   ['tasks', 'Tasks'],
   ['channels', 'Channels'],
   ['config', 'Config'],
@@ -45,10 +49,14 @@ function Page({ route }) {
   switch (page) {
     case 'keys':
       return html`<${Keys} />`;
+    case 'projects':
+      return html`<${Projects} />`;
     case 'spend':
       return html`<${Spend} />`;
     case 'usage':
       return html`<${Usage} />`;
+    case 'request-logs':
+      return html`<${RequestLogs} />`;
     case 'tasks':
       return arg ? html`<${TaskPage} id=${decodeURIComponent(arg)} />` : html`<${Tasks} />`;
     case 'channels':

@@ -51,6 +51,7 @@ const OPENAI_TYPES: Record<number, string> = {
 const ANTHROPIC_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  402: 'billing_error',
   403: 'permission_error',
   404: 'not_found_error',
   405: 'invalid_request_error',
@@ -61,7 +62,8 @@ const ANTHROPIC_TYPES: Record<number, string> = {
 };
 
 export function openaiErrorType(status: number, code: string): string {
-  if (code === 'insufficient_quota') return 'insufficient_quota';
+  // A spent budget is a stop for billing reasons, as OpenAI's own quota refusal is.
+  if (code === 'insufficient_quota' || code === 'budget_exceeded') return 'insufficient_quota';
   return OPENAI_TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
 }
 

@@ -1,6 +1,8 @@
-import type { Principal } from '../auth/principal.js';
+import { inSpan, tracingOn } from '../telemetry/trace.js';
+import type { BudgetRule, Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
+import { budgetCharges, budgetRefusal, priceRatioOf } from './budgets.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
 import type { LeaseBook, LeaseHold } from './credit-lease.js';
 import { creditRefusal, type FitHint } from './credit-refusal.js';
@@ -14,6 +16,21 @@ export interface Hold {
   reservationId: string | null;
   amountMicros: number;
   lease?: LeaseHold;
+  /** The price ratio the hold was taken with; its settle charges with the same. */
+  ratio?: number;
+}
+
+/** A hold known by its reservation only (a video task's): the key tells the price ratio at settle. */
+export interface StoredHold {
+  reservationId: string | null;
+  keyId?: string;
+}
+
+export interface CreditOptions {
+  /** The clock budget windows are read by (tests move it). */
+  now?: () => number;
+  /** The IANA time zone calendar budget windows follow (read per hold: a config reload may change it). */
+  timeZone?: string | (() => string);
 }
 
 /** Where a key's money is: `balanceMicros` in the database, `leasedMicros` in instances' leases (part of what it may spend). */
@@ -35,42 +52,72 @@ export interface Settled {
  * release returns everything. Settle and release act once per hold, whoever calls them.
  */
 export class CreditService {
+  /** Sees every settle that closed a hold (the metrics' money counters). */
+  onSettled: ((chargedMicros: number, overageMicros: number) => void) | null = null;
   /**
    * Without `leases`, every hold is a reservation row (one instance's tests of the database path);
    * with them, request holds live in this instance's lease and only `reserveDurable` writes rows.
    */
+  private readonly now: () => number;
+  private readonly timeZone: () => string;
+
   constructor(
     private readonly repo: ReservationsRepo,
     private readonly leases: { book: LeaseBook; repo: LeasesRepo } | null = null,
-  ) {}
+    opts: CreditOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    const zone = opts.timeZone ?? 'UTC';
+    this.timeZone = typeof zone === 'string' ? () => zone : zone;
+  }
 
   /**
    * Holds the estimate of a request that ends within this process (chat, images): in memory from the
    * instance's lease when leases are on. `fit` says how the request could fit a positive balance
    * that is too small (see credit-refusal.ts).
    */
-  async reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    const amount = holdAmount(p, amountMicros);
-    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
-    if (!this.leases) return this.reserveDurable(p, amountMicros, fit);
+  reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+    if (!tracingOn()) return this.reserveNow(p, amountMicros, fit);
+    return inSpan('credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6 } }, () => this.reserveNow(p, amountMicros, fit));
+  }
+
+  private async reserveNow(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+    // A budgeted key's holds are reservation rows: the budget is kept in the database, shared by every instance.
+    if (!this.leases || p.budgets?.length) return this.reserveRow(p, amountMicros, fit);
+    const ratio = priceRatioOf(p);
+    const amount = holdAmount(p, amountMicros * ratio);
+    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
     const lease = await this.leases.book.reserve(p.keyId, amount);
-    if (!lease) throw await this.refusal(p.keyId, amount, fit);
-    return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease };
+    if (!lease) throw await this.refusal(p.keyId, amount, fit, ratio);
+    return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease, ratio };
   }
 
   /** Holds the estimate in a reservation row: for holds that outlive the request (video tasks). */
-  async reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    const amount = holdAmount(p, amountMicros);
-    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount };
-    const id = await this.repo.reserve(p.keyId, amount);
-    if (!id) throw await this.refusal(p.keyId, amount, fit);
-    return { keyId: p.keyId, reservationId: id, amountMicros: amount };
+  reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+    if (!tracingOn()) return this.reserveRow(p, amountMicros, fit);
+    return inSpan('credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6, 'mediagate.credit.durable': true } }, () => this.reserveRow(p, amountMicros, fit));
   }
 
-  private async refusal(keyId: string, amount: number, fit?: FitHint) {
+  /**
+   * Holds the estimate (times the key's price ratio) in a reservation row, against the balance and
+   * every budget of the key: for holds that outlive the request, and for budgeted keys.
+   */
+  private async reserveRow(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
+    const ratio = priceRatioOf(p);
+    const amount = holdAmount(p, amountMicros * ratio);
+    const budgets = p.budgets?.length ? budgetCharges(p.budgets, this.now(), this.timeZone()) : [];
+    if (!p.limitedCredit && !budgets.length) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
+    const r = await this.repo.reserveWithin(p.keyId, amount, { limitedCredit: p.limitedCredit, budgets }, this.now());
+    if ('short' in r) throw r.short === 'budget' ? budgetRefusal(r.budget, r.usedMicros, amount) : await this.refusal(p.keyId, amount, fit, ratio);
+    return { keyId: p.keyId, reservationId: r.id, amountMicros: amount, ratio };
+  }
+
+  private async refusal(keyId: string, amount: number, fit?: FitHint, ratio = 1) {
     const account = await this.repo.account(keyId);
     const local = this.leases?.book.view(keyId)?.availableMicros ?? 0;
-    return creditRefusal(amount, (account?.balanceMicros ?? 0) + local, fit, account?.overageMicros ?? 0);
+    // The hint reasons in list prices: the balance it is given is what that buys at the key's ratio.
+    const hint = fit && ratio !== 1 ? (balance: number) => (ratio > 0 ? fit(Math.floor(balance / ratio)) : undefined) : fit;
+    return creditRefusal(amount, (account?.balanceMicros ?? 0) + local, hint, account?.overageMicros ?? 0);
   }
 
   /** A key's money: balance, leased (by every instance, as last written back) and owed. Writes this instance's settled amounts first. */
@@ -108,9 +155,27 @@ export class CreditService {
    * what the balance cannot cover is the key's overage (owed). Returns both for the ledger row, or
    * null when the hold was already closed.
    */
-  async settle(hold: Hold | { reservationId: string | null }, costMicros: number): Promise<Settled | null> {
+  settle(hold: Hold | StoredHold, costMicros: number): Promise<Settled | null> {
+    if (!tracingOn()) return this.settleCounted(hold, costMicros);
+    return inSpan('credit.settle', { attributes: { 'mediagate.cost_usd': costMicros / 1e6 } }, async (span) => {
+      const settled = await this.settleCounted(hold, costMicros);
+      span?.setAttribute('mediagate.credit.charged_usd', (settled?.chargedMicros ?? 0) / 1e6);
+      if (settled?.overageMicros) span?.setAttribute('mediagate.credit.overage_usd', settled.overageMicros / 1e6);
+      return settled;
+    });
+  }
+
+  private async settleCounted(hold: Hold | StoredHold, costMicros: number): Promise<Settled | null> {
+    const settled = await this.settleNow(hold, costMicros);
+    if (settled && this.onSettled) this.onSettled(settled.chargedMicros, settled.overageMicros);
+    return settled;
+  }
+
+  private async settleNow(hold: Hold | StoredHold, costMicros: number): Promise<Settled | null> {
+    // The price ratio applies here, where every cost reaches the balance, the budgets and the ledger.
+    const ratio = 'ratio' in hold && hold.ratio !== undefined ? hold.ratio : hold.keyId ? await this.repo.priceRatio(hold.keyId) : 1;
     // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
-    const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros)));
+    const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros * ratio)));
     if ('lease' in hold && hold.lease) {
       const h = hold.lease;
       // Each hold closes once: a second settle or release finds it taken.
@@ -141,13 +206,21 @@ export class CreditService {
    * gave up on it and released its hold): from the balance, the rest owed.
    */
   async chargeWithoutHold(keyId: string, costMicros: number): Promise<Settled> {
-    const cost = Number.isFinite(costMicros) ? Math.max(0, Math.ceil(costMicros)) : 0;
-    const owed = await this.repo.charge(keyId, cost);
+    // The key's price ratio applies, and the cost counts as spent in its budgets' current windows.
+    const terms = await this.repo.termsOf(keyId);
+    const cost = Number.isFinite(costMicros) ? Math.max(0, Math.ceil(costMicros * terms.ratio)) : 0;
+    const now = this.now();
+    const owed = await this.repo.charge(keyId, cost, budgetCharges(terms.budgets as BudgetRule[], now, this.timeZone()), now);
     return { chargedMicros: cost, overageMicros: owed > 0 ? await this.owedAfterLease(keyId, owed) : 0 };
   }
 
   /** Returns the held amount; true when this call closed the hold. */
-  async release(hold: Hold | { reservationId: string | null }): Promise<boolean> {
+  release(hold: Hold | StoredHold): Promise<boolean> {
+    if (!tracingOn()) return this.releaseNow(hold);
+    return inSpan('credit.release', {}, () => this.releaseNow(hold));
+  }
+
+  private async releaseNow(hold: Hold | StoredHold): Promise<boolean> {
     if ('lease' in hold && hold.lease) {
       this.leases!.book.release(hold.lease);
       hold.lease = undefined;

@@ -1,6 +1,7 @@
 import type { UsageEntry, UsageRepo } from '../store/repos/usage.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { redact } from '../http/redact.js';
+import { noteUsage } from '../http/request-facts.js';
 
 /** Rows kept for a retry while the database is unreachable; beyond this the oldest are reported lost. */
 const MAX_PENDING = 100_000;
@@ -23,6 +24,7 @@ export class UsageLedger {
   ) {}
 
   record(entry: Omit<UsageEntry, 'created_at'> & { created_at?: number }): void {
+    noteUsage(entry);
     this.buffer.push(clean(entry));
     if (this.buffer.length >= this.batchSize) void this.flush();
     else if (!this.timer) {

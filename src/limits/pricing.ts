@@ -1,5 +1,7 @@
 import type { ModelConfig, PriceConfig, PriceFactor } from '../config/schema.js';
 import type { BillableUnits } from '../providers/video-types.js';
+import type { Principal } from '../auth/principal.js';
+import { priceRatioOf } from './budgets.js';
 
 // The price rule of a model, applied. A rule is data (models.<id>.price): a base rate in the unit
 // the provider bills by, and factors that multiply it when the request matches. The same functions
@@ -27,11 +29,11 @@ export interface PriceContext {
 }
 
 /**
- * The ratio every price the caller pays is multiplied by: 1 for every caller here. The one place a
- * per-project price ratio applies to the prices a client reads.
+ * The ratio every price the caller pays is multiplied by (its project's price ratio, else 1): the
+ * one place it applies to the prices a client reads.
  */
-export function callerPriceRatio(_principal: unknown): number {
-  return 1;
+export function callerPriceRatio(principal: Pick<Principal, 'priceRatio'> | null | undefined): number {
+  return principal ? priceRatioOf(principal) : 1;
 }
 
 /** Micro-dollars rounded up, ignoring the float noise of a product that is a whole number (0.05 × 3 × 1e6). */

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestFacts } from '../http/request-facts.js';
 import { parse as parseQuery } from 'node:querystring';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -111,6 +112,8 @@ export class GatewayRequest {
   adminClient: RequestClient = { address: '', https: false };
   /** The rate limits, for a route that counts a model itself (limitModel in steps.ts). */
   limits: LimitContext | null = null;
+  /** A logged request (request_logs): what its log row needs, gathered as it runs. */
+  logFacts: RequestFacts | null = null;
   /** performance.now() when the request reached the pipeline. */
   readonly started: number;
   private parsedQuery: Record<string, unknown> | null = null;
@@ -276,6 +279,7 @@ export class Reply {
     }
     this.header('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
     this.payload = body;
+    if (this.request.logFacts) this.request.logFacts.response = body;
     if (unwritten.push(this) === 1) setImmediate(writeUnwritten);
     return this;
   }

@@ -12,6 +12,9 @@ import type { UsageLedger } from '../limits/ledger.js';
 import type { GatewayRequest, Reply } from './request.js';
 import type { Validate } from './request.js';
 import { requestEnd, requestStart } from './diagnostics.js';
+import { endServerSpan, runInServerSpan } from '../telemetry/trace.js';
+import { runWithFacts } from '../http/request-facts.js';
+import type { RequestLogWriter } from '../request-logs/writer.js';
 
 // THE request pipeline: every request the gateway serves, whatever its route, family or body,
 // passes these steps in this order, in this one file (Exchange below):
@@ -28,6 +31,8 @@ export interface PipelineDeps {
   metrics: Metrics;
   /** server.body_limit_mb in bytes. */
   bodyLimit: number;
+  /** The request logs (request_logs.enabled), when the app has them. */
+  requestLogs?: RequestLogWriter | null;
 }
 
 const DIGITS = /^\d+$/;
@@ -63,7 +68,14 @@ export class Exchange {
    * `Retry-After: 1`, and its connection closed after the answer. Never rejects: a step's refusal or
    * failure is answered by fail().
    */
-  async run(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
+  run(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
+    const facts = (this.request.logFacts = this.deps.requestLogs?.factsFor(this.request) ?? null);
+    // Every step runs inside the request's server span (when tracing is on), and a logged
+    // request's steps with its facts (what the ledger writes for it lands there).
+    return runInServerSpan(this.request, () => (facts ? runWithFacts(facts, () => this.steps(unrouted, closing)) : this.steps(unrouted, closing)));
+  }
+
+  private async steps(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
     const { request, reply } = this;
     requestStart(request);
     if (closing) {
@@ -199,14 +211,23 @@ export class Exchange {
     if (res.writableFinished) {
       const ms = performance.now() - request.started;
       this.deps.metrics.observe(route?.url ?? 'unmatched', request.method, res.statusCode, ms / 1000);
-      if (res.statusCode >= 400) recordBackstop(this.deps.ledger, request, route?.options.billable, res.statusCode, ms);
+      if (res.statusCode >= 400) this.withFacts(() => recordBackstop(this.deps.ledger, request, route?.options.billable, res.statusCode, ms));
     } else if (request.raw.aborted && request.method === 'POST') this.departed();
     requestEnd(request, res);
+    if (request.logFacts) this.deps.requestLogs!.closed(request, request.logFacts, { status: res.headersSent ? res.statusCode : 499, latencyMs: performance.now() - request.started });
+    endServerSpan(request, res.headersSent ? res.statusCode : 0, res.writableFinished);
   }
 
   /** The client left before its request reached a route that records: one 499 row. */
   private departed(): void {
-    recordBackstop(this.deps.ledger, this.request, this.request.route?.options.billable, 499, 0);
+    this.withFacts(() => recordBackstop(this.deps.ledger, this.request, this.request.route?.options.billable, 499, 0));
+  }
+
+  /** Runs `fn` with the request's log facts (a listener of the response runs outside them). */
+  private withFacts(fn: () => void): void {
+    const facts = this.request.logFacts;
+    if (facts) runWithFacts(facts, fn);
+    else fn();
   }
 }
 

@@ -10,6 +10,7 @@ import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { DepartureSignal } from '../http/departure.js';
+import { markFirstToken } from '../telemetry/trace.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, and either pass the request
 // through (the channel speaks the client's format) or convert it through the hub — the client's
@@ -120,6 +121,7 @@ export class ChatRelay {
         }
         for (const ev of events) first += translator.push(ev);
       }
+      markFirstToken();
       return { first, reader, translator };
     } catch (err) {
       reader.cancel();

@@ -11,6 +11,7 @@ import { UpstreamFailure } from '../upstream/failure.js';
 import type { Target } from '../upstream/target.js';
 import type { Catalog, CatalogModel } from './catalog.js';
 import { failureToGatewayError, type Relay, type RunOptions } from './relay.js';
+import { endAttempt, failAttempt, type Attempt } from '../telemetry/genai.js';
 
 // The one metered call every billable endpoint makes (chat in all its formats, images, video
 // create): model resolved (404 / 403 model_not_allowed / wrong kind) → estimate held → relayed →
@@ -83,6 +84,10 @@ export interface Outcome<R> {
    * claimed so no one else writes it. `costMicros` is ignored.
    */
   handedOff?: boolean;
+  /** Tracing: the model the provider says answered, its finish reasons, the task it created. */
+  responseModel?: string;
+  finishReasons?: string[];
+  taskId?: string;
 }
 
 /**
@@ -128,6 +133,8 @@ export async function meteredCall<A, R>(
 
   let outcome: Outcome<R>;
   let settled: Settled | null = null;
+  // Tracing: the answering attempt's span stays open while its answer is used (a stream: to its end).
+  let answering: Attempt | null = null;
   try {
     // A client that left while its credit was held gets no upstream call.
     if (!(await clientStillThere(m.departed))) throw gone();
@@ -137,9 +144,19 @@ export async function meteredCall<A, R>(
         channel = target.channel.name;
         return attempt(target);
       },
-      runOptions,
+      { ...runOptions, keyId: m.principal.keyId, keepAttempt: (a) => (answering = a) },
     );
-    outcome = await use(answer, { channel, hold });
+    try {
+      outcome = await use(answer, { channel, hold });
+    } catch (err) {
+      if (answering) failAttempt(answering, err);
+      answering = null;
+      throw err;
+    }
+    if (answering) {
+      const o = outcome;
+      endAttempt(answering, m.model.config.kind, { status: o.status, input: o.input, output: o.output, costMicros: o.handedOff ? undefined : o.costMicros, responseModel: o.responseModel, finishReasons: o.finishReasons, taskId: o.taskId });
+    }
     if (outcome.handedOff) {
       m.claimRow();
       return outcome.value;

@@ -4,12 +4,21 @@ import type { CatalogModel } from './catalog.js';
 import { CircuitBreaker } from './breaker.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import { targetFor, type Target } from '../upstream/target.js';
+import { tracingOn, withActiveSpan } from '../telemetry/trace.js';
+import { endAttempt, failAttempt, startAttempt, type Attempt } from '../telemetry/genai.js';
 
 export interface RunOptions {
   /** Whether another attempt is still allowed (false once bytes went to the client). */
   canRetry?: () => boolean;
   /** Called after each failed attempt (for logging and metrics). */
   onFailure?: (target: Target, failure: UpstreamFailure) => void;
+  /**
+   * Tracing: takes the span of the attempt that answered, to end it once the answer is used (with
+   * its usage and cost); without it the span ends when the attempt returns.
+   */
+  keepAttempt?: (attempt: Attempt) => void;
+  /** Tracing: the key whose request this is, on every attempt's span. */
+  keyId?: string;
 }
 
 /**
@@ -36,6 +45,11 @@ export class Relay {
       this.breakers.set(channel, b);
     }
     return b;
+  }
+
+  /** Every channel's breaker state (channels never tried have none: closed). */
+  breakerStates(): [string, 'closed' | 'open' | 'half_open'][] {
+    return [...this.breakers].map(([channel, b]) => [channel, b.state()]);
   }
 
   /** The model's channels in the order they should be tried. */
@@ -76,12 +90,21 @@ export class Relay {
       tried++;
       const target = targetFor(channel, model.id);
       const started = performance.now();
+      // Each attempt is a span of its own (siblings under the request), active while it runs so
+      // the upstream request carries its traceparent.
+      const traced = tracingOn() ? startAttempt(model.config.kind, model.id, target, tried) : null;
+      if (traced && opts.keyId) traced.span.setAttribute('mediagate.key_id', opts.keyId);
       try {
-        const result = await attempt(target);
+        const result = await withActiveSpan(traced?.span ?? null, () => attempt(target));
         breaker.success();
         this.attempted?.(channel.name, true, performance.now() - started);
+        if (traced) {
+          if (opts.keepAttempt) opts.keepAttempt(traced);
+          else endAttempt(traced, model.config.kind, { status: 200 });
+        }
         return result;
       } catch (err) {
+        if (traced) failAttempt(traced, err);
         // Not the upstream's fault (a bad request caught late, a client gone): not held against the channel.
         this.attempted?.(channel.name, !(err instanceof UpstreamFailure) || err.kind === 'aborted', performance.now() - started);
         if (!(err instanceof UpstreamFailure)) {

@@ -15,6 +15,7 @@ import { inputTokenBound } from '../limits/estimate.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
 import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
 import { pipeChatStream } from './chat-stream.js';
+import { tracingOn } from '../telemetry/trace.js';
 
 // The flow every chat endpoint shares (Chat Completions, Messages, Responses, Gemini): the metered
 // call of relay/metered.ts (model → credit hold → relay with fallback → settle → one ledger row)
@@ -101,7 +102,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
           (t) => chat.complete(call, t),
           async (answer) => {
             const usage = believableUsage(answer.usage, estimate);
-            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0) };
+            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0), ...(tracingOn() ? answerFacts(answer.payload) : {}) };
           },
           runOptions,
         );
@@ -146,6 +147,29 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       return reply;
     }
   };
+}
+
+/**
+ * For the trace: the model an answer names and why it stopped, in whichever client format it is
+ * (Chat Completions, Responses, Messages, Gemini).
+ */
+export function answerFacts(payload: string): { responseModel?: string; finishReasons?: string[] } {
+  let a: Record<string, unknown>;
+  try {
+    a = JSON.parse(payload) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+  const reasons: string[] = [];
+  const list = Array.isArray(a.choices) ? a.choices : Array.isArray(a.candidates) ? a.candidates : [];
+  for (const c of list as Record<string, unknown>[]) {
+    const r = c?.finish_reason ?? c?.finishReason;
+    if (typeof r === 'string') reasons.push(r);
+  }
+  if (typeof a.stop_reason === 'string') reasons.push(a.stop_reason);
+  if (a.object === 'response' && typeof a.status === 'string') reasons.push(a.status);
+  const model = typeof a.model === 'string' ? a.model : typeof a.modelVersion === 'string' ? a.modelVersion : undefined;
+  return { responseModel: model, finishReasons: reasons };
 }
 
 /** The provider's usage with any count that is not believable (1e30, negative, not a number) replaced by the estimate. */

@@ -85,6 +85,16 @@ function controlRoutes(): SimRoute[] {
         sendJson(ctx.res, 200, { counts: Object.fromEntries(ctx.state.counts), disconnects: Object.fromEntries(ctx.state.disconnects), open: ctx.state.open - 1 });
       },
     },
+    {
+      // The trace context requests arrived with (W3C Trace Context), for tests of trace propagation.
+      name: 'control.traceparents',
+      method: 'GET',
+      pattern: /^\/__sim\/traceparents$/,
+      auth: false,
+      handle(ctx) {
+        sendJson(ctx.res, 200, { requests: ctx.state.traceparents });
+      },
+    },
   ];
 }
 
@@ -136,6 +146,7 @@ export async function startSimulator(
     faults: new FaultBook(),
     counts: new Map(),
     disconnects: new Map(),
+    traceparents: [],
     open: 0,
     baseUrl: '',
     options: { videoSeconds: opts.videoSeconds ?? 10, urlTtlS: opts.urlTtlS ?? 86400, requireAuth: opts.requireAuth ?? true, signingSecret: opts.signingSecret, tasksFile: opts.tasksFile },
@@ -160,6 +171,11 @@ export async function startSimulator(
     req.on('end', () => {
       if (!route) return sendJson(res, 404, openaiError(`no route ${req.method} ${url.pathname}`, 'not_found'));
       state.counts.set(route.name, (state.counts.get(route.name) ?? 0) + 1);
+      const traceparent = req.headers.traceparent;
+      if (typeof traceparent === 'string') {
+        if (state.traceparents.length >= 256) state.traceparents.shift();
+        state.traceparents.push({ route: route.name, traceparent: traceparent.slice(0, 128) });
+      }
       const ctx: SimContext = { req, res, params: route.pattern.exec(url.pathname)!.slice(1), url, body: Buffer.concat(chunks), state };
       state.open++;
       res.once('close', () => {

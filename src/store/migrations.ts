@@ -433,6 +433,42 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         for (const c of ['context_bytes', 'bytes', 'depth', 'parent_id']) await db.schema.alterTable('responses').dropColumn(c).execute();
       },
     },
+    '0011_projects_budgets': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('projects')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull().unique())
+          .addColumn('price_ratio', 'double precision')
+          .addColumn('budget_micros', 'bigint')
+          .addColumn('budget_period', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.alterTable('api_keys').addColumn('project_id', 'text').execute();
+        await db.schema.alterTable('api_keys').addColumn('budget_micros', 'bigint').execute();
+        await db.schema.alterTable('api_keys').addColumn('budget_period', 'text').execute();
+        // The budget windows a hold counts against (JSON), closed with it in one transaction.
+        await db.schema.alterTable('reservations').addColumn('budget', 'text').execute();
+        await db.schema
+          .createTable('budget_windows')
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('window_start', 'bigint', (c) => c.notNull())
+          .addColumn('window_end', 'bigint', (c) => c.notNull())
+          .addColumn('limit_micros', 'bigint', (c) => c.notNull())
+          .addColumn('spent_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('held_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('alerted', 'integer', (c) => c.notNull().defaultTo(0))
+          .addPrimaryKeyConstraint('budget_windows_pk', ['scope', 'window_start'])
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('budget_windows').execute();
+        await db.schema.alterTable('reservations').dropColumn('budget').execute();
+        for (const c of ['budget_period', 'budget_micros', 'project_id']) await db.schema.alterTable('api_keys').dropColumn(c).execute();
+        await db.schema.dropTable('projects').execute();
+      },
+    },
     // What each usage row was billed by: unit, quantity, rate and the price factors applied.
     '0012_usage_billed_by': {
       async up(db: Kysely<any>) {
@@ -449,6 +485,38 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
       },
       async down(db: Kysely<any>) {
         await db.schema.alterTable('usage').dropColumn('error').execute();
+      },
+    },
+    // Observability: the searchable request logs (time, trace id, key), and a video task's own
+    // trace (the traceparent of its create span), so its polls and callbacks join it on any
+    // instance and after a restart.
+    '0014_request_logs': {
+      async up(db: Kysely<any>) {
+        const logs = db.schema.createTable('request_logs');
+        await (dialect === 'postgres' ? logs.addColumn('id', 'bigserial', (c) => c.primaryKey()) : logs.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('trace_id', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('channel', 'text', (c) => c.notNull())
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('route', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('latency_ms', 'integer', (c) => c.notNull())
+          .addColumn('input_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('output_units', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('cost_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('request_body', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('response_body', 'text', (c) => c.notNull().defaultTo(''))
+          .execute();
+        await db.schema.createIndex('request_logs_time').on('request_logs').columns(['created_at', 'id']).execute();
+        await db.schema.createIndex('request_logs_key_time').on('request_logs').columns(['key_id', 'created_at']).execute();
+        await db.schema.createIndex('request_logs_trace').on('request_logs').column('trace_id').execute();
+        await db.schema.alterTable('tasks').addColumn('trace_parent', 'text', (c) => c.notNull().defaultTo('')).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('tasks').dropColumn('trace_parent').execute();
+        await db.schema.dropTable('request_logs').ifExists().execute();
       },
     },
     // Queued image requests whose client stopped waiting: the provider tasks and the credit hold,

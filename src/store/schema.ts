@@ -20,6 +20,38 @@ export interface ApiKeyTable {
   expires_at: number | null;
   revoked_at: number | null;
   created_at: number;
+  /** The project the key belongs to (projects.id), if any. */
+  project_id: Generated<string | null>;
+  /** Spend allowed per `budget_period` window (micro-dollars); null = no budget of its own. */
+  budget_micros: Generated<number | null>;
+  /** day | week | month */
+  budget_period: Generated<string | null>;
+}
+
+export interface ProjectTable {
+  id: string;
+  name: string;
+  /** Multiplies every price the project's keys pay (holds and settles); null = 1. */
+  price_ratio: number | null;
+  budget_micros: number | null;
+  budget_period: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Spend of one budget (scope `key:<id>` or `project:<id>`) in one calendar window. */
+export interface BudgetWindowTable {
+  scope: string;
+  window_start: number;
+  window_end: number;
+  /** The budget when last reserved against (what threshold alerts are measured on). */
+  limit_micros: number;
+  /** Charged by settled holds. */
+  spent_micros: Generated<number>;
+  /** Open holds. */
+  held_micros: Generated<number>;
+  /** Bit i set: the i-th alert threshold has been sent for this window. */
+  alerted: Generated<number>;
 }
 
 export interface ModelTable {
@@ -36,6 +68,8 @@ export interface ReservationTable {
   charged_micros: number;
   created_at: number;
   closed_at: number | null;
+  /** JSON list of the budget windows the hold counts against; null for none. */
+  budget: Generated<string | null>;
 }
 
 export interface TaskTable {
@@ -76,6 +110,8 @@ export interface TaskTable {
   deleted_at: Generated<number>;
   /** What the Videos API's video object shows: JSON {"prompt","seconds","size"}; '' for tasks from before it. */
   video_meta: Generated<string>;
+  /** The W3C traceparent of the task's own trace (its create span), '' when it was created untraced. */
+  trace_parent: Generated<string>;
 }
 
 export interface UsageTable {
@@ -274,9 +310,33 @@ export interface ResponseItemTable {
   bytes: number;
 }
 
+/** One request as operators search it (src/request-logs/): metadata, and the bodies when enabled for its key or model. */
+export interface RequestLogTable {
+  id: Generated<number>;
+  created_at: number;
+  trace_id: string;
+  key_id: string;
+  model: string;
+  channel: string;
+  endpoint: string;
+  /** The route's pattern, e.g. /v1/chat/completions. */
+  route: string;
+  status: number;
+  latency_ms: number;
+  input_units: number;
+  output_units: number;
+  cost_micros: number;
+  /** Scrubbed and truncated; '' when bodies are not stored for this key and model. */
+  request_body: string;
+  response_body: string;
+}
+
 export interface Database {
+  request_logs: RequestLogTable;
   credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
+  projects: ProjectTable;
+  budget_windows: BudgetWindowTable;
   models: ModelTable;
   reservations: ReservationTable;
   tasks: TaskTable;

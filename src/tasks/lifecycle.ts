@@ -23,6 +23,8 @@ import { WebhookOutboxRepo } from '../store/repos/webhook-outbox.js';
 import { WebhookSecretsRepo } from '../store/repos/webhook-secrets.js';
 import { WebhookSender } from './webhooks/sender.js';
 import { checkCallbackAddress, parseSubscription } from './webhooks/subscription.js';
+import { endTaskTrace } from '../telemetry/tasks.js';
+import { isTerminal } from './status.js';
 
 /** What clients do with tasks besides create and read: list, download, archive (and the workers behind them). */
 export interface TaskLifecycle {
@@ -63,6 +65,7 @@ function observeMoves(config: Config, log: TaskLog, metrics: TaskMetrics | null)
     moved(before, after, now) {
       const provider = config.channels.find((c) => c.name === after.channel)?.type ?? 'unknown';
       metrics?.moves.inc({ provider, status: after.status });
+      if (isTerminal(after.status)) endTaskTrace(after, provider, now);
       log('info', 'video task status', {
         task_id: after.task_id,
         model: after.model,

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { TaskTransitions } from './transitions.js';
 import { isTerminal } from './status.js';
 import type { TaskLog } from './log.js';
+import { inTaskSpan } from '../telemetry/tasks.js';
 
 export interface PollerDeps {
   repo: TasksRepo;
@@ -280,7 +281,7 @@ export class Poller extends ClaimWorker<TaskRow> {
         try {
           const raw = answers.get(row.upstream_id);
           if (!raw) return await this.pollAlone(row);
-          return await this.finish(await this.d.transitions.apply(row, raw, bound.adapter.view(raw, at), at));
+          return await inTaskSpan('video_task poll', row, async () => this.finish(await this.d.transitions.apply(row, raw, bound.adapter.view(raw, at), at)), { 'mediagate.task.batched': true });
         } catch (err) {
           this.d.log('error', 'video task: poll failed', { task_id: row.task_id, error: (err as Error).message });
           return row;
@@ -307,7 +308,7 @@ export class Poller extends ClaimWorker<TaskRow> {
    * Public so tests can race two pollers on one task.
    */
   async pollTask(row: TaskRow, now = Date.now()): Promise<TaskRow> {
-    return this.finish(await this.pollOnce(row, now));
+    return inTaskSpan('video_task poll', row, async () => this.finish(await this.pollOnce(row, now)));
   }
 
   /** A task still open after a poll past its deadline fails. */

@@ -3,6 +3,7 @@ import { randomBase62 } from '../ids.js';
 import { GatewayError } from '../http/errors.js';
 import type { TasksRepo } from '../store/repos/tasks.js';
 import { baseFromConfig } from './content/gateway-url.js';
+import { inTaskSpan, type TracedTask } from '../telemetry/tasks.js';
 
 // Provider callbacks. When server.public_url is set, a task created at a provider that calls back
 // (its adapter's acceptsCallback: Ark, Kling, MiniMax) carries the URL public_url + /v1/video/callbacks/<token>, the
@@ -44,9 +45,15 @@ export class ProviderCallbacks {
     }
     const challenge = (body as Record<string, unknown>).challenge;
     if (typeof challenge === 'string' && challenge.length <= 256) return { challenge };
-    const found = await this.d.repo.pollNow(token, now);
+    // The callback joins the task's own trace (the request's server span stays in its own).
+    const found = await this.d.repo.pollNow(token, now, (task) => traceCallback(task));
     if (found === null) throw unknownToken();
     if (found === 'open') this.d.pollSoon();
     return {};
   }
+}
+
+/** A provider's callback as a span of the task's trace. */
+function traceCallback(task: TracedTask): void {
+  void inTaskSpan('video_task callback', task, async () => task);
 }

@@ -24,6 +24,7 @@ import { bindChannel, bindModel, bindTask, type VideoBinding } from './binding.j
 import { checkVideoRequest } from './capabilities.js';
 import { newCallbackToken, providerCallbackUrl } from './provider-callbacks.js';
 import type { TaskLog } from './log.js';
+import { startTaskTrace } from '../telemetry/tasks.js';
 
 export interface TaskServiceDeps {
   config: Config;
@@ -139,6 +140,7 @@ export class TaskService {
       },
       async ({ created, target, expiresS, token }, { hold }) => {
         const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, priceContext, meta, token);
+        row.trace_parent = startTaskTrace(row, target.channel.type);
         try {
           // The provider already runs the task: a dropped database connection must not lose it.
           await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));
@@ -148,7 +150,7 @@ export class TaskService {
           throw errors.upstreamError('The gateway could not record the task the provider created.');
         }
         // The hold stays open with the task: the poller settles it from the finished task's units.
-        return { value: row, status: 200 };
+        return { value: row, status: 200, taskId: row.task_id };
       },
     );
   }
@@ -187,6 +189,7 @@ export class TaskService {
       updated_at: now,
       deleted_at: 0,
       video_meta: JSON.stringify(meta),
+      trace_parent: '',
     };
   }
 

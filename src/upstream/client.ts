@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { guardedAgent } from './address-guard.js';
 import type { AbortLike } from './abort-like.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
@@ -69,7 +70,7 @@ export class UpstreamClient {
     try {
       const res = await request(opts.url, {
         method: opts.method,
-        headers: opts.headers,
+        headers: traced(opts.headers),
         body: opts.body,
         // undici listens through addEventListener, which every AbortLike has.
         signal: opts.signal as AbortSignal | undefined,
@@ -128,7 +129,7 @@ export class UpstreamClient {
       origin: target.origin,
       path: target.path,
       method: opts.method,
-      headers: opts.headers,
+      headers: traced(opts.headers),
       body: opts.body,
       headersTimeout: this.timeouts.firstByteMs,
       bodyTimeout: this.timeouts.idleMs,
@@ -165,6 +166,17 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await Promise.all([this.agent.close(), this.guarded?.close()]);
   }
+}
+
+/**
+ * The request's headers with the active span's `traceparent` (W3C trace context), so the provider's
+ * side joins the trace; unchanged when no span is active (tracing off).
+ */
+function traced(headers: Record<string, string>): Record<string, string> {
+  if (!trace.getActiveSpan()) return headers;
+  const out = { ...headers };
+  propagation.inject(context.active(), out);
+  return out;
 }
 
 /** An absolute http(s) URL as undici's dispatch takes it (what undici's request() makes of it). */

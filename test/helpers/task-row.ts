@@ -32,6 +32,7 @@ export function taskRow(keyId: string, over: Partial<TaskRow> & { task_id: strin
     callback_token: null,
     deleted_at: 0,
     video_meta: '',
+    trace_parent: '',
     billing: '',
     ...over,
   } as TaskRow;

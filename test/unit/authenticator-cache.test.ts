@@ -22,6 +22,9 @@ function rowFor(key: string, over: Partial<ApiKeyRow> = {}): ApiKeyRow {
     expires_at: null,
     revoked_at: null,
     created_at: 0,
+    project_id: null,
+    budget_micros: null,
+    budget_period: null,
     ...over,
   };
 }

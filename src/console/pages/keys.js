@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
 import { html, useLoad, usePages, ErrorLine, CopyValue, Clip, fmtTime } from '../ui.js';
 import { shown } from '../text.js';
+import { BudgetCell } from './projects.js';
 
 const list = (s) => (s.trim() ? s.split(',').map((x) => x.trim()).filter(Boolean) : null);
 
@@ -78,6 +79,7 @@ function KeyRow({ k, onChanged }) {
       <td>${k.models ? k.models.map((m, i) => html`${i ? ', ' : ''}<${Clip} text=${m} />`) : 'all'}</td>
       <td>${k.rpm || '—'} / ${k.concurrency || '—'}</td>
       <td class="credit">${k.credit_usd === null ? 'unlimited' : `$${k.credit_usd}`}${Number(k.held_usd) ? html`<br /><small>held $${k.held_usd}</small>` : ''}${Number(k.leased_usd) ? html`<br /><small>leased $${k.leased_usd}</small>` : ''}${Number(k.owes_usd) ? html`<br /><small>owes $${k.owes_usd}</small>` : ''}</td>
+      <td class="key-budget">${k.project ? html`<small>project ${shown(k.project)}</small><br />` : ''}<${BudgetCell} v=${k} /></td>
       <td class="spent">$${k.spent_usd}</td>
       <td class="last-used">${k.last_used_at ? fmtTime(k.last_used_at) : 'never'}</td>
       <td>${fmtTime(k.created_at)}</td>
@@ -119,8 +121,8 @@ export function Keys() {
     <p><input id="key-search" placeholder="name or id prefix" aria-label="Search keys by name or id prefix" value=${q} onInput=${(e) => (setQ(e.target.value), reset())} /></p>
     <${ErrorLine} error=${error} />
     <table id="keys">
-      <thead><tr><th>Name</th><th>Prefix</th><th>Status</th><th>Models</th><th>RPM / conc.</th><th>Credit</th><th>Spent</th><th>Last used</th><th>Created</th><th>Expires</th><th></th></tr></thead>
-      <tbody>${(data?.data ?? []).map((k) => html`<${KeyRow} key=${k.id + k.credit_usd + k.status + k.rpm} k=${k} onChanged=${reload} />`)}</tbody>
+      <thead><tr><th>Name</th><th>Prefix</th><th>Status</th><th>Models</th><th>RPM / conc.</th><th>Credit</th><th>Budget</th><th>Spent</th><th>Last used</th><th>Created</th><th>Expires</th><th></th></tr></thead>
+      <tbody>${(data?.data ?? []).map((k) => html`<${KeyRow} key=${k.id + k.credit_usd + k.status + k.rpm + k.budget_spent_usd} k=${k} onChanged=${reload} />`)}</tbody>
     </table>
     <${Pager} next=${data?.next_cursor} />
   `;

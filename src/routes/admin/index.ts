@@ -5,6 +5,7 @@ import { adminAuth, adminRequest } from './auth.js';
 import { trustedProxies } from '../../http/forwarded.js';
 import { registerSessionRoutes } from './session.js';
 import { registerKeyRoutes } from './keys.js';
+import { registerProjectRoutes } from './projects.js';
 import { registerReportRoutes } from './reports.js';
 import { registerTaskRoutes } from './tasks.js';
 import { registerSystemRoutes, type ReloadResult } from './system.js';
@@ -22,6 +23,7 @@ export function registerAdminRoutes(app: Routes, services: Services, admin: Admi
   const scope = app.scope({ onRequest: [adminRequest(trustedProxies(services.config.server.trusted_proxies)), adminAuth(admin.access)] });
   registerSessionRoutes(scope, admin, services.config);
   registerKeyRoutes(scope, admin);
+  registerProjectRoutes(scope, admin);
   registerReportRoutes(scope, admin);
   registerTaskRoutes(scope, admin);
   registerSystemRoutes(scope, admin, services.config, opts.reload);

@@ -14,7 +14,12 @@ const KeyFields = {
   rpm: Limit,
   concurrency: Limit,
   expires_at: Nullable(Type.String({ maxLength: 40, description: 'ISO-8601' })),
+  project: Nullable(Type.String({ maxLength: 100, description: 'a project name or id; null: none' })),
+  budget_usd: Nullable(Type.Union([Type.String({ maxLength: 30 }), Type.Number()])),
+  budget_period: Nullable(Type.String({ maxLength: 10, description: 'day, week or month' })),
 };
+/** The fields keys and projects share about budgets (optional in every body). */
+export const BudgetBody = { budget_usd: Type.Optional(KeyFields.budget_usd), budget_period: Type.Optional(KeyFields.budget_period) };
 
 export function registerKeyRoutes(app: Routes, admin: Admin): void {
   app.get('/admin/api/keys', { schema: { tags, summary: 'Application keys, oldest first (q: part of a name, any case, or the start of an id)' } }, async (request) => {
@@ -28,14 +33,14 @@ export function registerKeyRoutes(app: Routes, admin: Admin): void {
       schema: {
         tags,
         summary: 'Create a key; the answer holds the key itself, shown this once',
-        body: Type.Object({ ...KeyFields, allow_duplicate_name: Type.Optional(Type.Boolean()), credit_usd: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: 30 }), Type.Number()]))), models: Type.Optional(KeyFields.models), rpm: Type.Optional(Limit), concurrency: Type.Optional(Limit), expires_at: Type.Optional(KeyFields.expires_at) }, { additionalProperties: false }),
+        body: Type.Object({ ...KeyFields, allow_duplicate_name: Type.Optional(Type.Boolean()), credit_usd: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: 30 }), Type.Number()]))), models: Type.Optional(KeyFields.models), rpm: Type.Optional(Limit), concurrency: Type.Optional(Limit), expires_at: Type.Optional(KeyFields.expires_at), project: Type.Optional(KeyFields.project), ...BudgetBody }, { additionalProperties: false }),
       },
     },
     async (request, reply) => {
       const a = actorOf(request);
       const { allow_duplicate_name, ...input } = request.body;
       const { key, secret } = await admin.keys.create(input, { allowDuplicateName: allow_duplicate_name === true });
-      await admin.audit.record(actorName(a), 'key.create', key.id, { name: key.name, models: key.models, rpm: key.rpm, concurrency: key.concurrency, credit_usd: key.credit_usd, expires_at: key.expires_at }, request.adminClient.address);
+      await admin.audit.record(actorName(a), 'key.create', key.id, { name: key.name, models: key.models, rpm: key.rpm, concurrency: key.concurrency, credit_usd: key.credit_usd, expires_at: key.expires_at, project: key.project, budget_usd: key.budget_usd, budget_period: key.budget_period }, request.adminClient.address);
       return reply.code(201).send({ ...key, key: secret });
     },
   );
@@ -47,9 +52,9 @@ export function registerKeyRoutes(app: Routes, admin: Admin): void {
     {
       schema: {
         tags,
-        summary: 'Change name, models, rpm, concurrency or expiry (only the fields sent)',
+        summary: 'Change name, models, rpm, concurrency, expiry, project or budget (only the fields sent)',
         params: Id,
-        body: Type.Object({ name: Type.Optional(KeyFields.name), models: Type.Optional(KeyFields.models), rpm: Type.Optional(Limit), concurrency: Type.Optional(Limit), expires_at: Type.Optional(KeyFields.expires_at) }, { additionalProperties: false }),
+        body: Type.Object({ name: Type.Optional(KeyFields.name), models: Type.Optional(KeyFields.models), rpm: Type.Optional(Limit), concurrency: Type.Optional(Limit), expires_at: Type.Optional(KeyFields.expires_at), project: Type.Optional(KeyFields.project), ...BudgetBody }, { additionalProperties: false }),
       },
     },
     async (request) => {

@@ -1,10 +1,16 @@
 import { Readable } from 'node:stream';
 import type { Routes } from '../../pipeline/gateway.js';
+import type { Reply } from '../../pipeline/request.js';
 import type { Admin } from '../../admin/index.js';
 import { groupOf } from '../../admin/usage.js';
 import { int, oneOf, str, type Query } from '../../admin/query.js';
 import { overview, RANGES, type Range } from '../../admin/overview.js';
 import { adminErrors } from '../../admin/errors.js';
+
+/** An export's CSV lines, streamed as a download named `filename`. */
+function sendCsv(reply: Reply, filename: string, lines: AsyncGenerator<string>): Reply {
+  return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`).send(Readable.from(lines));
+}
 
 export function registerReportRoutes(app: Routes, admin: Admin): void {
   app.get(
@@ -22,10 +28,7 @@ export function registerReportRoutes(app: Routes, admin: Admin): void {
       if (format === 'csv') {
         if (by) throw adminErrors.invalid('format=csv exports rows; it does not combine with group_by');
         admin.usage.filter(q); // a bad filter is a 400 before the first byte goes out
-        return reply
-          .header('content-type', 'text/csv; charset=utf-8')
-          .header('content-disposition', 'attachment; filename="mediagate-usage.csv"')
-          .send(Readable.from(admin.usage.csv(q)));
+        return sendCsv(reply, 'mediagate-usage.csv', admin.usage.csv(q));
       }
       return by ? admin.usage.grouped(q, by) : admin.usage.page(q);
     },
@@ -40,6 +43,22 @@ export function registerReportRoutes(app: Routes, admin: Admin): void {
       },
     },
     async (request) => admin.usage.series(request.query as Query),
+  );
+
+  app.get(
+    '/admin/api/request-logs',
+    {
+      schema: {
+        tags: ['admin: usage'],
+        summary: 'Request logs, newest first (key, model, status, from, to, trace_id, limit, cursor); format=csv for an export',
+      },
+    },
+    async (request, reply) => {
+      const q = request.query as Query;
+      if ((oneOf(q, 'format', ['json', 'csv'] as const) ?? 'json') === 'json') return admin.requestLogs.page(q);
+      admin.requestLogs.filter(q); // a bad filter is a 400 before the first byte goes out
+      return sendCsv(reply, 'mediagate-request-logs.csv', admin.requestLogs.csv(q));
+    },
   );
 
   app.get('/admin/api/overview', { schema: { tags: ['admin: usage'], summary: 'Requests, errors, spend, latency and open tasks over the last hour, day or week' } }, async (request) => {

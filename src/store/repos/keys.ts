@@ -5,6 +5,14 @@ import { prepared } from '../prepared.js';
 
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 
+/** A key row with what the authenticator needs of its project (nulls without one). */
+export type KeyWithProject = ApiKeyRow & {
+  project_name: string | null;
+  project_price_ratio: number | null;
+  project_budget_micros: number | null;
+  project_budget_period: string | null;
+};
+
 export interface NewKey {
   name: string;
   keyHash: string;
@@ -14,6 +22,9 @@ export interface NewKey {
   concurrency?: number;
   creditMicros?: number | null;
   expiresAt?: number | null;
+  projectId?: string | null;
+  budgetMicros?: number | null;
+  budgetPeriod?: string | null;
 }
 
 export class KeysRepo {
@@ -21,7 +32,17 @@ export class KeysRepo {
   private readonly byHash;
 
   constructor(private readonly db: Kysely<Database>) {
-    this.byHash = prepared(db, (hash: string) => db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash), ['']);
+    this.byHash = prepared(
+      db,
+      (hash: string) =>
+        db
+          .selectFrom('api_keys')
+          .leftJoin('projects', 'projects.id', 'api_keys.project_id')
+          .selectAll('api_keys')
+          .select(['projects.name as project_name', 'projects.price_ratio as project_price_ratio', 'projects.budget_micros as project_budget_micros', 'projects.budget_period as project_budget_period'])
+          .where('api_keys.key_hash', '=', hash),
+      [''],
+    );
   }
 
   async create(k: NewKey, now = Date.now()): Promise<ApiKeyRow> {
@@ -38,12 +59,15 @@ export class KeysRepo {
       expires_at: k.expiresAt ?? null,
       revoked_at: null,
       created_at: now,
+      project_id: k.projectId ?? null,
+      budget_micros: k.budgetMicros ?? null,
+      budget_period: k.budgetPeriod ?? null,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return row;
   }
 
-  async findByHash(hash: string): Promise<ApiKeyRow | undefined> {
+  async findByHash(hash: string): Promise<KeyWithProject | undefined> {
     return (await this.byHash(hash))[0];
   }
 
@@ -93,7 +117,7 @@ export class KeysRepo {
   }
 
   /** Changes a key's name, allow-list, limits or expiry; false when no such key. */
-  async update(id: string, patch: Partial<Pick<ApiKeyRow, 'name' | 'models' | 'rpm' | 'concurrency' | 'expires_at'>>): Promise<boolean> {
+  async update(id: string, patch: Partial<Pick<ApiKeyRow, 'name' | 'models' | 'rpm' | 'concurrency' | 'expires_at' | 'project_id' | 'budget_micros' | 'budget_period'>>): Promise<boolean> {
     if (!Object.keys(patch).length) return (await this.findById(id)) !== undefined;
     const r = await this.db.updateTable('api_keys').set(patch).where('id', '=', id).executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;

@@ -8,7 +8,7 @@ import { insertTaskCallback, type TaskCallbackRow } from './task-callbacks.js';
 
 export type TaskRow = Selectable<TaskTable>;
 /** A task as written at create: the columns with defaults (deletion, the Videos API's meta) may be left out. */
-export type NewTaskRow = Omit<TaskRow, 'deleted_at' | 'video_meta'> & Partial<Pick<TaskRow, 'deleted_at' | 'video_meta'>>;
+export type NewTaskRow = Omit<TaskRow, 'deleted_at' | 'video_meta' | 'trace_parent'> & Partial<Pick<TaskRow, 'deleted_at' | 'video_meta' | 'trace_parent'>>;
 export type TaskPatch = Omit<Updateable<TaskTable>, 'task_id' | 'key_id'>;
 
 /** Rows written in the same transaction as a status move. */
@@ -258,9 +258,10 @@ export class TasksRepo {
    * A provider called back about the task with `token`: an open task becomes due now. Returns
    * 'open', 'closed' (the task already finished) or null (no such token).
    */
-  async pollNow(token: string, now: number): Promise<'open' | 'closed' | null> {
-    const row = await this.db.selectFrom('tasks').select(['task_id', 'status']).where('callback_token', '=', token).executeTakeFirst();
+  async pollNow(token: string, now: number, seen?: (task: Pick<TaskRow, 'task_id' | 'model' | 'channel' | 'status' | 'trace_parent'>) => void): Promise<'open' | 'closed' | null> {
+    const row = await this.db.selectFrom('tasks').select(['task_id', 'model', 'channel', 'status', 'trace_parent']).where('callback_token', '=', token).executeTakeFirst();
     if (!row) return null;
+    seen?.(row);
     if (!(OPEN_STATUSES as readonly string[]).includes(row.status)) return 'closed';
     await this.db.updateTable('tasks').set({ next_poll_at: now }).where('task_id', '=', row.task_id).where('status', 'in', [...OPEN_STATUSES]).where('next_poll_at', '>', now).execute();
     return 'open';

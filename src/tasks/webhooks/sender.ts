@@ -3,6 +3,7 @@ import { randomBase62 } from '../../ids.js';
 import type { Config, WebhooksConfig } from '../../config/schema.js';
 import { redact } from '../../http/redact.js';
 import type { OutboxRow, WebhookOutboxRepo } from '../../store/repos/webhook-outbox.js';
+import { BUDGET_EVENT } from '../../store/repos/reservations.js';
 import type { TaskCallbacksRepo } from '../../store/repos/task-callbacks.js';
 import type { WebhookSecretsRepo } from '../../store/repos/webhook-secrets.js';
 import type { TaskRow } from '../../store/repos/tasks.js';
@@ -22,7 +23,7 @@ export interface WebhookSenderDeps {
   outbox: WebhookOutboxRepo;
   callbacks: TaskCallbacksRepo;
   secrets: WebhookSecretsRepo;
-  config: Pick<Config, 'server' | 'storage'> & { webhooks: WebhooksConfig };
+  config: Pick<Config, 'server' | 'storage'> & { webhooks: WebhooksConfig; limits?: Pick<Config['limits'], 'budget_alerts'> };
   log: TaskLog;
   /** Told of each attempt's outcome (metrics). */
   onAttempt?(outcome: 'ok' | 'retry' | 'failed'): void;
@@ -109,8 +110,10 @@ export class WebhookSender extends ClaimWorker<OutboxRow> {
   /** One attempt at one delivery. */
   async deliver(row: OutboxRow): Promise<void> {
     const s = this.d.config.webhooks;
-    const secrets = await this.secretsOf(row.key_id);
-    if (!secrets.length) return this.failed(row, 0, 'the key has no webhook secret', true);
+    // Budget alerts go to the operator's receiver, signed with its configured secret; task events with the key's.
+    const budgetSecret = this.d.config.limits?.budget_alerts.secret;
+    const secrets = row.event === BUDGET_EVENT ? (budgetSecret ? [budgetSecret] : []) : await this.secretsOf(row.key_id);
+    if (!secrets.length) return this.failed(row, 0, row.event === BUDGET_EVENT ? 'limits.budget_alerts.secret is not set' : 'the key has no webhook secret', true);
     const headers = { 'content-type': 'application/json', 'user-agent': 'mediagate-webhooks', ...signedHeaders(secrets, row.id, Math.floor(Date.now() / 1000), row.payload) };
     let status = 0;
     try {
