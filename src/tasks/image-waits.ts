@@ -126,7 +126,8 @@ export class ImageWaits extends ClaimWorker<ImageWaitRow> {
     const billed = Object.keys(state.billed).length ? state.billed : undefined;
     // A model taken out of the config since: the images are charged at the hold, as an unknown cost is.
     const q = state.images || billed ? (model ? imageQuote(model.config, spentUnits(JSON.parse(row.units) as PricedBy, state.images, billed)) : { micros: NaN, billedBy: '' }) : { micros: 0, billedBy: '' };
-    const hold = { reservationId: row.reservation_id };
+    // The key tells the price ratio at settle, as for a video task's stored hold.
+    const hold = { reservationId: row.reservation_id, keyId: row.key_id };
     let charged = 0;
     let overage = 0;
     if (q.micros > 0 || Number.isNaN(q.micros)) {
