@@ -9,9 +9,9 @@ const storeFree = ['test/unit/**/*.test.ts', 'test/config-validation.test.ts', '
 // client-gone-before-upstream runs on SQLite only for now: on PostgreSQL under parallel load its 499
 // row is sometimes missing (a race not yet diagnosed; the no-upstream-call behaviour holds).
 // Several gateway processes share one database only on PostgreSQL (one SQLite file is one machine).
-const postgresOnly = ['test/multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
+const postgresOnly = ['test/multi-instance.test.ts', 'test/channels-multi-instance.test.ts', 'test/pg-backend-termination.test.ts'];
 // The console in a real browser runs once (on SQLite): the admin API it calls is tested on both stores.
-const browserOnce = ['test/console-browser.test.ts', 'test/console-answers-browser.test.ts'];
+const browserOnce = ['test/console-browser.test.ts', 'test/console-answers-browser.test.ts', 'test/console-channels-browser.test.ts'];
 
 export default defineConfig({
   test: {

@@ -22,6 +22,7 @@ import { machine, versions, checkTargets, renderMarkdown, updateDoc } from './li
 import { summarizeProfile } from './lib/profile-summary.mjs';
 import { ensureBuilt } from '../bin/ensure-built.mjs';
 import { parseBenchArgs, USAGE } from './lib/args.mjs';
+import { withIds } from './lib/fresh-ids.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 let flags;
@@ -77,7 +78,7 @@ async function request(url, init) {
 
 /** A non-streamed chat completion must come back whole through every path before it is timed. */
 async function checkChat(name, t) {
-  const r = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: t.body });
+  const r = await request(t.url + t.path, { method: 'POST', headers: withIds(t), body: t.body });
   if (r.status !== 200 || !Array.isArray(r.json().choices)) throw new Error(`${name}: chat check answered ${r.status}: ${r.text.slice(0, 300)}`);
 }
 
@@ -165,6 +166,9 @@ async function main() {
       ...Object.fromEntries(Object.entries(traced).map(([name, server]) => [name, { ...route(server.url, { ...auth, ...json }), pid: server.pid }])),
       // The credit-limited key again, in a project with a month budget: what budgets cost per request.
       budgeted: { ...route(mg.url, { authorization: `Bearer ${budgetedKey}`, ...json }), pid: mg.pid },
+      // The credit-limited key again, each request with a new Idempotency-Key ([<id>] is replaced
+      // per request): what claiming and keeping every answer costs next to the `mediagate` row.
+      idempotent: { ...route(mg.url, { ...auth, ...json, 'idempotency-key': '[<id>]' }), ids: true, pid: mg.pid },
     };
     // --targets=raw,mediagate (development): only these chat targets (the direct one always, for added latency).
     if (flags.targets) for (const name of Object.keys(ctx.chatTargets)) if (name !== 'direct' && !flags.targets.includes(name)) delete ctx.chatTargets[name];

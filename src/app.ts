@@ -42,7 +42,7 @@ export function buildApp(services: Services, opts: AppOptions = {}): Gateway {
     opts.logStream ?? pino.destination(1),
   );
   const app = new Gateway(
-    { authenticator: services.authenticator, limits: { limits: services.limits, ledger: services.ledger }, ledger: services.ledger, metrics: services.metrics, bodyLimit, requestLogs: services.requestLogs },
+    { authenticator: services.authenticator, limits: { limits: services.limits, ledger: services.ledger }, ledger: services.ledger, metrics: services.metrics, bodyLimit, requestLogs: services.requestLogs, idempotency: services.idempotency },
     { log, server: serverTimeoutOptions(config.server), maxParamLength: MAX_PARAM_LENGTH },
   );
   capConnectionsPerClient(app.server, config.server);

@@ -1,10 +1,12 @@
-import type { Config } from './config/schema.js';
+import type { ChannelConfig, Config } from './config/schema.js';
 import { openStore, type Store } from './store/db.js';
 import { KeysRepo } from './store/repos/keys.js';
 import { ModelsRepo } from './store/repos/models.js';
 import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { ResponsesRepo } from './store/repos/responses.js';
+import { IdempotencyRepo } from './store/repos/idempotency.js';
+import { Idempotency } from './pipeline/idempotency.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
@@ -25,6 +27,11 @@ import { UsageLedger } from './limits/ledger.js';
 import { UpstreamClient } from './upstream/client.js';
 import { providerSetOf } from './config-file/loader.js';
 import { installProviders } from './providers/index.js';
+import { ChannelsRepo } from './store/repos/channels.js';
+import { SecretBox } from './store/secret-box.js';
+import { RuntimeChannels } from './cluster/channels.js';
+import { ChannelHealth } from './relay/health.js';
+import { probeChannel } from './relay/health-probe.js';
 import { startTelemetry } from './telemetry/index.js';
 import { Counter, Gauge } from 'prom-client';
 import { RequestLogWriter } from './request-logs/writer.js';
@@ -39,9 +46,16 @@ export interface Services {
   reservations: ReservationsRepo;
   authenticator: Authenticator;
   catalog: Catalog;
+  /** The effective channels: the config file's and those stored at runtime (re-read every second). */
+  channels: RuntimeChannels;
+  channelsRepo: ChannelsRepo;
+  /** Seals and opens stored channel credentials (MEDIAGATE_SECRET_KEY). */
+  secretBox: SecretBox;
   usage: UsageRepo;
   /** Stored Responses API answers (previous_response_id, item_reference, GET /v1/responses/{id}). */
   responses: ResponsesRepo;
+  /** Idempotency-Key claims and kept answers (the pipeline's idempotency step). */
+  idempotency: Idempotency;
   ledger: UsageLedger;
   credit: CreditService;
   relay: Relay;
@@ -53,6 +67,8 @@ export interface Services {
   requestLogs: RequestLogWriter;
   /** Requests, errors and latency per channel over the last hour (the admin API reads them). */
   channelStats: ChannelStats;
+  /** Each channel's health: taken out of rotation when failing, probed, put back. */
+  health: ChannelHealth;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
@@ -76,10 +92,18 @@ export interface ServiceOptions {
    * `mediagate: <message>` lines on stderr when absent. Tests collect them instead.
    */
   warn?: (message: string) => void;
+  /** Where MEDIAGATE_SECRET_KEY (and _PREVIOUS) are read; process.env when absent. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const warn = opts.warn ?? ((m: string) => process.stderr.write(`mediagate: ${m}\n`));
+  let secretBox: SecretBox;
+  try {
+    secretBox = SecretBox.fromEnv(opts.env ?? process.env);
+  } catch (err) {
+    throw new GatewayConfigError((err as Error).message);
+  }
   // The providers of providers.dir this config was validated with (docs/providers.md).
   const providers = providerSetOf(config);
   installProviders(providers);
@@ -117,6 +141,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const models = new ModelsRepo(store.db);
   const firstSeen = await models.ensureFirstSeen(Object.keys(config.models));
   const catalog = new Catalog(config, firstSeen);
+  const channelsRepo = new ChannelsRepo(store.db);
+  const channels = new RuntimeChannels({ config, catalog }, channelsRepo, secretBox, (ch) => fillInstanceDefaults(ch, simulator), warn);
+  try {
+    await channels.start();
+  } catch (err) {
+    await store.close();
+    await simulator?.close();
+    throw new GatewayConfigError((err as Error).message);
+  }
   // Read at each use: a config reload replaces config.limits.
   const alerts = () => {
     const a = config.limits.budget_alerts;
@@ -125,6 +158,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
+  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
   const limits = await createRateLimits(config, warn);
@@ -155,10 +189,20 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
   const telemetry = await startTelemetry(config, metrics.registry);
   const channelStats = new ChannelStats();
+  const health = new ChannelHealth(config.relay.health, (event, fields) => warn(`${event}: ${JSON.stringify(fields)}`));
+  health.setProber(async (name) => {
+    const channel = config.channels.find((c) => c.name === name);
+    return channel ? probeChannel(upstream, channel) : null;
+  });
+  health.startScheduledTests(() => config.channels.filter((c) => c.enabled).map((c) => c.name));
   const relay = new Relay(
     config.relay,
     (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
-    (channel, ok, ms) => channelStats.record(channel, ok, ms),
+    (channel, outcome, ms, error) => {
+      channelStats.record(channel, outcome !== 'error', ms);
+      health.record(channel, outcome, error);
+    },
+    health,
   );
   watchMoneyAndBreakers(metrics, credit, relay);
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
@@ -173,6 +217,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
     responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
     if (config.request_logs.enabled) requestLogs.sweep().catch((err: unknown) => warn(`request-log retention sweep failed: ${(err as Error).message}`));
+    idempotencyKeys.sweep().catch((err: unknown) => warn(`expired idempotency keys sweep failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -183,8 +228,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     reservations,
     authenticator: new Authenticator(keys),
     catalog,
+    channels,
+    channelsRepo,
+    secretBox,
     usage,
     responses,
+    idempotency: new Idempotency(idempotencyKeys, { ttlMs: config.idempotency.ttl_s * 1000, waitMs: config.idempotency.wait_s * 1000 }),
     ledger,
     credit,
     limits,
@@ -193,12 +242,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     metrics,
     requestLogs,
     channelStats,
+    health,
     simulator,
     tasks,
     lifecycle,
     imageWaits,
     async close() {
       clearInterval(holdSweep);
+      channels.stop();
+      health.close();
       await imageWaits.stop();
       await tasks.poller.stop();
       await lifecycle.stop();
@@ -236,6 +288,16 @@ function watchMoneyAndBreakers(metrics: Metrics, credit: CreditService, relay: R
 }
 
 export class GatewayConfigError extends Error {}
+
+/**
+ * What a stored simulator channel leaves to the instance: the embedded simulator's address and a
+ * key (any will do). Without an embedded simulator such a channel was refused when it was added.
+ */
+function fillInstanceDefaults(ch: ChannelConfig, simulator: Simulator | null): void {
+  if (ch.type !== 'simulator') return;
+  ch.api_key ??= 'simulator-key';
+  if (!ch.base_url && simulator) ch.base_url = simulator.url;
+}
 
 /** The password of a connection URL (a database's), to keep it out of error messages. */
 function urlPassword(url: string): string {

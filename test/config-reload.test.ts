@@ -129,7 +129,7 @@ describe('cluster messages through Redis', () => {
 
   async function bus(): Promise<{ bus: ClusterBus; got: ClusterEvent[] }> {
     const got: ClusterEvent[] = [];
-    const b = await ClusterBus.connect(redis.config, { reload: () => got.push('reload'), keys: () => got.push('keys') }, () => undefined);
+    const b = await ClusterBus.connect(redis.config, { reload: () => got.push('reload'), keys: () => got.push('keys'), channels: () => got.push('channels') }, () => undefined);
     buses.push(b);
     return { bus: b, got };
   }

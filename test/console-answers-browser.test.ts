@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import type { Browser, BrowserContext, Page } from '@playwright/test';
+import { launchChromium } from './helpers/browser.js';
 import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
 import { createTask, waitForTask } from './helpers/video.js';
 
@@ -9,7 +9,6 @@ import { createTask, waitForTask } from './helpers/video.js';
 // context; a refused edit is not kept; the credit rule as the page shows it; a phone's 390 px;
 // an ended session back through login to the same page; the spend chart of a key over a range.
 
-const CHROMIUM = '/usr/bin/chromium';
 const DAY = 86_400_000;
 
 describe('the console answers, in a browser', () => {
@@ -19,13 +18,8 @@ describe('the console answers, in a browser', () => {
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
     gw = await startAdminGateway();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => undefined);

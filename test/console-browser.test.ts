@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { chromium, type Browser, type Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
+import { launchChromium, SHOTS } from './helpers/browser.js';
 import { startAdminGateway, type AdminGateway } from './helpers/admin.js';
 import { createTask, waitForTask } from './helpers/video.js';
 
@@ -11,8 +11,6 @@ import { createTask, waitForTask } from './helpers/video.js';
 // revoke, play a finished video, test a channel, log out; the CSRF and key checks seen from the
 // page. Screenshots of each page go to test-results/console/.
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(__dirname, '..', 'test-results', 'console');
 
 describe('the console in a browser', () => {
   let gw: AdminGateway;
@@ -21,14 +19,8 @@ describe('the console in a browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-    mkdirSync(SHOTS, { recursive: true });
     gw = await startAdminGateway();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 760 } });
     // A CSP violation or a script error would show up here.
     page.on('console', (m) => m.type() === 'error' && !/401|403|Failed to load resource/.test(m.text()) && problems.push(m.text()));

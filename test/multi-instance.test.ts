@@ -145,6 +145,58 @@ describe('several gateway instances on one PostgreSQL and one Redis', () => {
     await eventually(async () => (await chat(b.url, key)).status === 200, 5000, 'a free slot');
   });
 
+  describe('the same Idempotency-Key sent to both at once', () => {
+    const send = (base: string, path: string, key: string, idem: string, body: unknown) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idem },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, replayed: r.headers.get('idempotent-replayed'), text: await r.text() }));
+    const calls = async (name: string) => ((await (await fetch(`${sim.url}/__sim/stats`)).json()) as { counts: Record<string, number> }).counts[name] ?? 0;
+    // The first request is slowed at the simulator, so the second arrives while it runs.
+    const slow = (match: string) => simFault(sim.url, { kind: 'latency', ms: 800, match });
+
+    it('a video create: one upstream call, one task, one hold, one create row, the same task id', async () => {
+      const { id, key } = await createKey({ creditMicros: 50_000_000 });
+      await slow('ark.video.create');
+      const before = await calls('ark.video.create');
+      const body = { model: 'sim-video', prompt: 'a corgi on a skateboard' };
+      const [x, y] = await Promise.all([send(a.url, '/v1/video/generations', key, 'video-1', body), send(b.url, '/v1/video/generations', key, 'video-1', body)]);
+      expect([x.status, y.status]).toEqual([200, 200]);
+      expect([x.replayed, y.replayed].sort()).toEqual([null, 'true'].sort());
+      expect(JSON.parse(x.text).data.task_id).toBe(JSON.parse(y.text).data.task_id);
+      expect(await calls('ark.video.create')).toBe(before + 1);
+      expect(await store.db.selectFrom('tasks').select('task_id').where('key_id', '=', id).execute()).toHaveLength(1);
+      expect(await store.db.selectFrom('reservations').select('id').where('key_id', '=', id).execute()).toHaveLength(1);
+      const rows = await eventually(async () => {
+        const r = await store.db.selectFrom('usage').select('endpoint').where('key_id', '=', id).where('endpoint', '=', 'video').execute();
+        return r.length ? r : undefined;
+      }, 10_000, 'the create row');
+      expect(rows).toHaveLength(1);
+    });
+
+    it('a chat completion: one upstream call, one ledger row, the same answer', async () => {
+      const { id, key } = await createKey({ creditMicros: 1_000_000 });
+      await slow('openai.chat');
+      const before = await calls('openai.chat');
+      const body = { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] };
+      const [x, y] = await Promise.all([send(a.url, '/v1/chat/completions', key, 'chat-1', body), send(b.url, '/v1/chat/completions', key, 'chat-1', body)]);
+      expect([x.status, y.status]).toEqual([200, 200]);
+      expect([x.replayed, y.replayed].sort()).toEqual([null, 'true'].sort());
+      expect(x.text).toBe(y.text);
+      expect(await calls('openai.chat')).toBe(before + 1);
+      // A marker row from each instance (a 404 for an unknown model, no Idempotency-Key): each
+      // ledger writes its rows in order, so once both markers are in, so is any row a replay wrote.
+      for (const base of [a.url, b.url]) expect((await chat(base, key, 'no-such-model')).status).toBe(404);
+      const rows = await eventually(async () => {
+        const r = await store.db.selectFrom('usage').select('status').where('key_id', '=', id).execute();
+        return r.filter((x) => x.status === 404).length === 2 ? r : undefined;
+      }, 10_000, 'the marker rows');
+      expect(rows.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(rows).toHaveLength(3);
+    });
+  });
+
   it('a config reload by SIGHUP on one instance reaches the other through Redis, and `mediagate reload` reaches both', async () => {
     const { key } = await createKey();
     expect(await modelIds(a.url, key)).toEqual(['sim-chat', 'sim-video']);

@@ -94,7 +94,7 @@ describe('usage CSV export: formula cells', () => {
     }
     const negative = rows.find((r) => r[header.indexOf('cost_usd')].startsWith('-'));
     expect(negative?.[header.indexOf('cost_usd')]).toBe('-0.001500');
-    expect(negative?.slice(header.indexOf('status'))).toEqual(['200', '3', '4', '-0.001500', '12']);
+    expect(negative?.slice(header.indexOf('status'), header.indexOf('latency_ms') + 1)).toEqual(['200', '3', '4', '-0.001500', '12']);
   });
 
   it('leaves a numeric column that holds no number to the text rule', () => {

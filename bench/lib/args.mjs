@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 
 export const PHASES = ['chat', 'convert', 'streams', 'models', 'scale', 'tasks', 'list', 'poller'];
-export const CHAT_TARGETS = ['raw', 'nginx', 'portkey', 'mediagate', 'unlimited', 'budgeted', 'traced10', 'traced100'];
+export const CHAT_TARGETS = ['raw', 'nginx', 'portkey', 'mediagate', 'unlimited', 'budgeted', 'traced10', 'traced100', 'idempotent'];
 
 export const USAGE = `Usage: node bench/run.mjs [flags]   (npm run bench, npm run bench:smoke)
   --smoke                      small counts, about a minute: proves the harness end to end

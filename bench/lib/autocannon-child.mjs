@@ -1,7 +1,8 @@
 // Load generator process: runs one autocannon job sent by the parent over IPC and sends back a
 // summary. Living in its own process keeps the load's CPU out of the servers' figures.
-// Job: { url, connections, durationS?, amount?, method?, headers?, body?, paths?: string[] }
-// `paths` makes every request pick a random path from the list (task reads over many ids).
+// Job: { url, connections, durationS?, amount?, method?, headers?, body?, paths?: string[], idReplacement?: boolean }
+// `paths` makes every request pick a random path from the list (task reads over many ids);
+// `idReplacement` replaces [<id>] in each request (a header too) with a new id.
 import autocannon from 'autocannon';
 
 process.once('message', async (job) => {
@@ -14,6 +15,7 @@ process.once('message', async (job) => {
       headers: job.headers ?? {},
       body: job.body,
       timeout: 30,
+      idReplacement: Boolean(job.idReplacement),
     };
     if (job.amount) opts.amount = job.amount;
     else opts.duration = job.durationS;

@@ -2,12 +2,13 @@
 // hrtime (autocannon's histogram only resolves whole milliseconds). Targets take turns in short
 // slices over several rounds, so a burst of load from elsewhere on the machine hits all of them
 // alike.
-// Job: { targets: [{ name, url, method, path|paths, headers, body }], rounds, sliceMs, warmupMs,
+// Job: { targets: [{ name, url, method, path|paths, headers, body, ids? }], rounds, sliceMs, warmupMs,
 //        firstByte?: boolean }
 // firstByte: also time the first body chunk (time to first token of a stream).
 // Reply: { [name]: { n, p50Ms, p90Ms, p99Ms, meanMs, firstByte?: { p50Ms, p99Ms } } }
 import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
+import { withIds } from './fresh-ids.mjs';
 
 function percentile(sorted, p) {
   if (!sorted.length) return NaN;
@@ -23,7 +24,7 @@ function summary(values) {
 async function once(client, t, firstByte) {
   const path = t.paths ? t.paths[(Math.random() * t.paths.length) | 0] : t.path;
   const start = process.hrtime.bigint();
-  const res = await client.request({ path, method: t.method ?? 'GET', headers: t.headers, body: t.body });
+  const res = await client.request({ path, method: t.method ?? 'GET', headers: withIds(t), body: t.body });
   let first = 0n;
   for await (const chunk of res.body) {
     if (!first && chunk.length) first = process.hrtime.bigint();

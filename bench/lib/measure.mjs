@@ -11,7 +11,8 @@ const LATENCY = fileURLToPath(new URL('./latency-child.mjs', import.meta.url));
  * hits them alike); each target's best round gives its req/s, and every round's req/s and CPU ms
  * per request are kept for pairedRatio(). Every target is warmed up first (JIT, connection pools)
  * and a round with a non-2xx answer or an error is reported, not hidden.
- * targets: { name: { url, path, method, headers, body, paths?, pid?, pids?, before?, after? } } (pid or
+ * targets: { name: { url, path, method, headers, body, paths?, ids?, pid?, pids?, before?, after? } } (ids:
+ * [<id>] in a header value is replaced per request; pid or
  * pids: the server processes, for their CPU time per request; before/after: called around each
  * measured round, after's result is merged into the round's)
  */
@@ -22,6 +23,7 @@ export async function throughput(targets, { rounds, warmS, measureS, connections
     headers: t.headers,
     body: t.body,
     paths: t.paths,
+    idReplacement: t.ids,
     connections,
     durationS,
   });

@@ -8,16 +8,32 @@ import { UpstreamFailure } from '../upstream/failure.js';
 import { redact } from '../http/redact.js';
 import { adminErrors } from './errors.js';
 import { maskUrl } from './config-view.js';
+import type { ChannelEditor } from './channel-editor.js';
+import type { ChannelSource, RuntimeChannels } from '../cluster/channels.js';
+import type { ChannelHealth, ChannelHealthView, ProbeResult } from '../relay/health.js';
+import { probeDescription } from '../relay/health-probe.js';
 
 export interface ChannelView {
   name: string;
+  /** `config`: from the config file (read-only but for enabled); `api`: added at runtime. */
+  source: ChannelSource;
   type: string;
   base_url: string;
+  /** "set" when the channel has one; never the value. */
+  api_key?: 'set';
+  api_secret?: 'set';
+  settings: Record<string, string>;
   enabled: boolean;
   priority: number;
   weight: number;
   models: string[];
+  model_map: Record<string, string>;
+  upstream_format?: string;
+  poll_concurrency: number;
+  allow_private_network?: boolean;
   breaker: 'closed' | 'open' | 'half_open';
+  /** Health from real traffic: in rotation or taken out, error rates, last error, probes. */
+  health: ChannelHealthView;
   last_5m: WindowStats;
   last_60m: WindowStats;
 }
@@ -38,24 +54,77 @@ export interface ChannelAdminDeps {
   relay: Relay;
   stats: ChannelStats;
   upstream: UpstreamClient;
+  channels: RuntimeChannels;
+  editor: ChannelEditor;
+  health: ChannelHealth;
+  /** Tells the other instances (they re-read within a second anyway). */
+  changed?: () => Promise<void> | void;
 }
 
 export class ChannelAdmin {
   constructor(private readonly d: ChannelAdminDeps) {}
 
+  /** The channels in force: the config file's first, then those added at runtime (removed ones are not shown). */
   list(now = Date.now()): ChannelView[] {
-    return this.d.config.channels.map((c) => ({
+    const out: ChannelView[] = [];
+    for (const c of this.d.config.channels) {
+      const source = this.d.channels.sourceOf(c.name);
+      if (source) out.push(this.view(c, source, now));
+    }
+    return out;
+  }
+
+  get(name: string, now = Date.now()): ChannelView {
+    const found = this.list(now).find((c) => c.name === name);
+    if (!found) throw adminErrors.notFound(`The channel ${JSON.stringify(name)}`);
+    return found;
+  }
+
+  get editor(): ChannelEditor {
+    return this.d.editor;
+  }
+
+  /** After a change in the store: this instance applies it before answering, and tells the others. */
+  async applied(name: string): Promise<ChannelView> {
+    await this.refreshed();
+    return this.get(name);
+  }
+
+  /** Runs the channel's health probe now (nothing billable); a channel taken out is put back when it answers. */
+  async probe(name: string): Promise<ProbeResult & { channel: string; probe: string; state: ChannelHealthView['state'] }> {
+    const channel = this.d.config.channels.find((c) => c.name === name && this.d.channels.sourceOf(name));
+    if (!channel) throw adminErrors.notFound(`The channel ${JSON.stringify(name)}`);
+    const result = (await this.d.health.probeNow(name)) ?? { ok: false, status: null, message: 'the channel is no longer in force', latency_ms: 0 };
+    return { channel: name, probe: probeDescription(channel.type), ...result, state: this.d.health.view(name).state };
+  }
+
+  async refreshed(): Promise<void> {
+    await this.d.channels.refresh();
+    await this.d.changed?.();
+  }
+
+  private view(c: ChannelConfig, source: ChannelSource, now: number): ChannelView {
+    return {
       name: c.name,
+      source,
       type: c.type,
       base_url: maskUrl(c.base_url ?? ''),
+      ...(c.api_key ? { api_key: 'set' as const } : {}),
+      ...(c.api_secret ? { api_secret: 'set' as const } : {}),
+      settings: c.settings ?? {},
       enabled: c.enabled,
       priority: c.priority,
       weight: c.weight,
       models: c.models,
+      model_map: c.model_map,
+      ...(c.upstream_format ? { upstream_format: c.upstream_format } : {}),
+      poll_concurrency: c.poll_concurrency,
+      ...(c.allow_private_network !== undefined ? { allow_private_network: c.allow_private_network } : {}),
       breaker: this.d.relay.breaker(c.name).state(now),
+      health: this.d.health.view(c.name, now),
       last_5m: this.d.stats.of(c.name, 5, now),
       last_60m: this.d.stats.of(c.name, 60, now),
-    }));
+    };
   }
 
   /**

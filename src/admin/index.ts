@@ -13,6 +13,8 @@ import { KeyAdmin } from './keys.js';
 import { UsageAdmin } from './usage.js';
 import { TaskAdmin } from './tasks.js';
 import { ChannelAdmin } from './channels.js';
+import { ChannelEditor } from './channel-editor.js';
+import { ChannelsRepo } from '../store/repos/channels.js';
 import { RequestLogAdmin } from './request-logs.js';
 import { RequestLogsRepo } from '../store/repos/request-logs.js';
 import { ProjectsRepo } from '../store/repos/projects.js';
@@ -35,6 +37,8 @@ export interface Admin {
 export interface AdminHooks {
   /** Running instances must drop cached keys now (a revoke, new limits). */
   keysChanged?: () => Promise<void> | void;
+  /** The other instances must re-read the stored channels now (they do within a second anyway). */
+  channelsChanged?: () => Promise<void> | void;
 }
 
 /** The parts of the CLI's store the key and usage commands need (no relay, no tasks). */
@@ -46,6 +50,13 @@ export function createKeyAdmin(s: StoreParts, hooks: AdminHooks = {}): KeyAdmin 
 
 export function createProjectAdmin(s: StoreParts, hooks: AdminHooks = {}): ProjectAdmin {
   return new ProjectAdmin({ config: s.config, projects: new ProjectsRepo(s.store.db), reservations: s.reservations, changed: hooks.keysChanged });
+}
+
+/** The editor of stored channels over a running instance's (or the CLI's) config. */
+export function createChannelEditor(s: Pick<Services, 'config' | 'store' | 'secretBox'> & { channels?: Pick<Services['channels'], 'fileChannel'> }): ChannelEditor {
+  // Without a running instance (the CLI) the loaded config's channels are the file's.
+  const fileChannel = s.channels ? (name: string) => s.channels!.fileChannel(name) : (name: string) => s.config.channels.find((c) => c.name === name);
+  return new ChannelEditor({ config: s.config, fileChannel, repo: new ChannelsRepo(s.store.db), box: s.secretBox, hasEmbeddedSimulator: s.config.simulator.embedded });
 }
 
 export function createAdminAccess(s: Pick<Services, 'store'>): AdminAccess {
@@ -68,7 +79,7 @@ export function createAdmin(s: Services, hooks: AdminHooks = {}): Admin {
     usage,
     requestLogs: new RequestLogAdmin(new RequestLogsRepo(s.store.db), usage),
     tasks: new TaskAdmin({ config: s.config, repo: s.tasks.repo, events: new TaskEventsRepo(s.store.db), reports: taskReports, content: s.lifecycle.content }),
-    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream }),
+    channels: new ChannelAdmin({ config: s.config, relay: s.relay, stats: s.channelStats, upstream: s.upstream, channels: s.channels, editor: createChannelEditor(s), health: s.health, changed: hooks.channelsChanged }),
     usageReports,
     taskReports,
   };

@@ -7,12 +7,13 @@ const ioredis = () => import('ioredis').then((m) => m.Redis);
 // Instances tell each other about changes through Redis pub/sub (P = redis.key_prefix):
 //   P reload   {"origin": "<instance>"}                 → re-read your own config file
 //   P keys     {"origin": "<instance>", "key_id": "…"}  → drop your cache of authenticated keys
+//   P channels {"origin": "<instance>", "name": "…"}    → re-read the channels stored at runtime
 // Pub/sub keeps no history: an instance disconnected while a message was sent never sees it. Both
 // messages only speed things up or repeat what an operator can do per instance (SIGHUP; the key
-// cache expires within seconds anyway), so a Redis outage leaves every instance serving with the
+// cache expires within seconds anyway; stored channels are re-read every second), so a Redis outage leaves every instance serving with the
 // config it has.
 
-export type ClusterEvent = 'reload' | 'keys';
+export type ClusterEvent = 'reload' | 'keys' | 'channels';
 
 export interface RedisSection {
   url?: string;
@@ -22,6 +23,7 @@ export interface RedisSection {
 export interface ClusterHandlers {
   reload(): void;
   keys(): void;
+  channels(): void;
 }
 
 type Warn = (message: string) => void;
@@ -33,6 +35,7 @@ export class ClusterBus {
   /** Identifies this instance's messages, so it does not act on what it sent itself. */
   readonly origin = randomBytes(6).toString('hex');
   private lastWarn = 0;
+  private healthTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly sub: Redis,
@@ -61,7 +64,7 @@ export class ClusterBus {
     sub.on('error', (err: Error) => bus.warnOnce(`redis (cluster messages): ${err.message}`));
     pub.on('error', (err: Error) => bus.warnOnce(`redis (cluster messages): ${err.message}`));
     sub.on('message', (channel: string, text: string) => bus.dispatch(channel, text, handlers));
-    const subscribed = sub.subscribe(channelOf(redis.key_prefix, 'reload'), channelOf(redis.key_prefix, 'keys'));
+    const subscribed = sub.subscribe(channelOf(redis.key_prefix, 'reload'), channelOf(redis.key_prefix, 'keys'), channelOf(redis.key_prefix, 'channels'));
     const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), waitMs).unref());
     const first = await Promise.race([subscribed.then(() => 'ok' as const, (err: Error) => err), timer]);
     if (first !== 'ok') {
@@ -75,7 +78,43 @@ export class ClusterBus {
     return this.pub.publish(channelOf(this.prefix, event), JSON.stringify({ ...extra, origin: this.origin }));
   }
 
+  /**
+   * Shares channel health counts: every `everyMs` this instance writes its own window counts into
+   * one hash (P health, a field per instance) and reads the others' fresh ones, so each instance
+   * judges a channel on what every instance saw. A Redis outage leaves each judging on its own.
+   */
+  shareHealth(local: () => Record<string, { requests: number; errors: number }>, apply: (peers: Map<string, { requests: number; errors: number }>) => void, everyMs = 1000): void {
+    const key = `${this.prefix}health`;
+    const tick = async () => {
+      const now = Date.now();
+      const [, , all] = (await this.pub.multi().hset(key, this.origin, JSON.stringify({ at: now, channels: local() })).pexpire(key, 120_000).hgetall(key).exec()) ?? [];
+      const fields = (all?.[1] ?? {}) as Record<string, string>;
+      const peers = new Map<string, { requests: number; errors: number }>();
+      const stale: string[] = [];
+      for (const [origin, text] of Object.entries(fields)) {
+        if (origin === this.origin) continue;
+        try {
+          const entry = JSON.parse(text) as { at: number; channels: Record<string, { requests: number; errors: number }> };
+          // An instance that stopped writing is left out after 3 s and its field dropped after a minute.
+          if (now - entry.at > 60_000) stale.push(origin);
+          if (now - entry.at > 3 * everyMs) continue;
+          for (const [name, c] of Object.entries(entry.channels)) {
+            const sum = peers.get(name) ?? { requests: 0, errors: 0 };
+            peers.set(name, { requests: sum.requests + c.requests, errors: sum.errors + c.errors });
+          }
+        } catch {
+          stale.push(origin);
+        }
+      }
+      if (stale.length) await this.pub.hdel(key, ...stale);
+      apply(peers);
+    };
+    this.healthTimer = setInterval(() => void tick().catch((err: Error) => this.warnOnce(`redis (channel health): ${err.message}`)), everyMs);
+    this.healthTimer.unref();
+  }
+
   async close(): Promise<void> {
+    if (this.healthTimer) clearInterval(this.healthTimer);
     for (const c of [this.sub, this.pub]) {
       if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
       else c.disconnect();
@@ -92,6 +131,7 @@ export class ClusterBus {
     if (!msg || msg.origin === this.origin) return;
     if (channel === channelOf(this.prefix, 'reload')) handlers.reload();
     else if (channel === channelOf(this.prefix, 'keys')) handlers.keys();
+    else if (channel === channelOf(this.prefix, 'channels')) handlers.channels();
   }
 
   private warnOnce(message: string): void {

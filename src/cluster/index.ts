@@ -2,6 +2,8 @@ import type { Config } from '../config/schema.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { registerSecret } from '../http/redact.js';
 import { ClusterBus } from './bus.js';
+import type { RuntimeChannels } from './channels.js';
+import type { ChannelHealth } from '../relay/health.js';
 import { ConfigReloader, type ReloadLog, type ReloadReport, type ReloadTarget } from './reload.js';
 
 export interface ClusterOptions {
@@ -22,7 +24,7 @@ export interface Cluster {
  * this instance only; with it, peers reload their own file on a message and drop their key cache
  * when a key changes.
  */
-export async function startCluster(services: ReloadTarget & { authenticator: Authenticator }, opts: ClusterOptions): Promise<Cluster> {
+export async function startCluster(services: ReloadTarget & { authenticator: Authenticator; channels: RuntimeChannels; health: ChannelHealth }, opts: ClusterOptions): Promise<Cluster> {
   const reloader = new ConfigReloader(services, opts.load, opts.log);
   const { url, key_prefix } = services.config.redis;
   let bus: ClusterBus | null = null;
@@ -32,8 +34,16 @@ export async function startCluster(services: ReloadTarget & { authenticator: Aut
     } catch {
       // ioredis reports an unusable URL itself.
     }
-    bus = await ClusterBus.connect({ url, key_prefix }, { reload: () => void reloader.reload('peer'), keys: () => services.authenticator.invalidate() }, (message) =>
+    bus = await ClusterBus.connect({ url, key_prefix }, {
+        reload: () => void reloader.reload('peer'),
+        keys: () => services.authenticator.invalidate(),
+        channels: () => void services.channels.refresh().catch((err: Error) => opts.log.warn({ error: err.message }, 're-reading the stored channels failed')),
+      }, (message) =>
       opts.log.warn({}, message),
+    );
+    bus.shareHealth(
+      () => services.health.localCounts(),
+      (peers) => services.health.setPeers(peers),
     );
   }
   return {

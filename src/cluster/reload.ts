@@ -5,6 +5,7 @@ import type { Simulator } from '../simulator/server.js';
 import { registerChannelSecrets } from '../http/redact.js';
 import { providerSetOf } from '../config-file/loader.js';
 import { installedProviders, installProviders } from '../providers/index.js';
+import { ChannelConflictError, type RuntimeChannels } from './channels.js';
 
 /**
  * Sections a reload applies to a running instance. Everything else (listen address, database,
@@ -28,6 +29,8 @@ export interface ReloadTarget {
   catalog: Catalog;
   models: ModelsRepo;
   simulator: Simulator | null;
+  /** The channels added at runtime, merged after the file's (absent: the file's channels alone). */
+  channels?: RuntimeChannels;
 }
 
 export class ReloadError extends Error {}
@@ -45,6 +48,13 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
       ch.base_url = target.simulator.url;
     }
   }
+  let composed;
+  try {
+    composed = target.channels?.withFileChannels(next.channels);
+  } catch (err) {
+    if (err instanceof ChannelConflictError) throw new ReloadError(err.message);
+    throw err;
+  }
   const firstSeen = await target.models.ensureFirstSeen(Object.keys(next.models));
   for (const ch of next.channels) registerChannelSecrets(ch);
 
@@ -54,7 +64,8 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   // is read by the manifest now in force.
   const providers = providerSetOf(next);
   installProviders(providers);
-  running.channels = next.channels;
+  running.channels = composed?.channels ?? next.channels;
+  if (composed) target.channels!.adoptFileChannels(next.channels, composed);
   running.models = next.models;
   running.limits = next.limits;
   running.providers = next.providers;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
-import { ConfigSchema, type Config } from '../config/schema.js';
+import { ChannelSchema, ConfigSchema, type Config } from '../config/schema.js';
 import { priceFactorProblem } from '../config/price-rule.js';
 import { embeddedDefault } from './defaults.js';
 import { installedProviders, isBuiltInType, NO_PROVIDERS, providerFor, providerTypes, type ProviderSet } from '../providers/index.js';
@@ -207,27 +207,46 @@ function checkSettings(ch: Config['channels'][number], declared: Record<string, 
   }
 }
 
+/** One channel against the provider types and the declared models: the checks a config file's channels get. */
+function checkChannel(ch: Config['channels'][number], at: string, models: Config['models'], providers: ProviderSet): void {
+  const provider = providerFor(ch.type, providers);
+  if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes(providers).join(', ')} (got ${JSON.stringify(ch.type)})${typeHint(ch.type, providers)}`);
+  if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
+  if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
+  checkSettings(ch, provider.settings ?? {}, at);
+  if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
+    const allowed = provider.chatFormats;
+    throw new ConfigError(`${at}.upstream_format: a ${ch.type} channel ${allowed ? `speaks ${allowed.join(' or ')}` : 'has one fixed format; leave it out'}`);
+  }
+  ch.models.forEach((m, j) => {
+    if (!models[m]) throw new ConfigError(`${at}.models[${j}]: model "${escapeUnsafe(m)}" is not declared under models (declared: ${Object.keys(models).sort().join(', ') || 'none'})`);
+  });
+  for (const m of Object.keys(ch.model_map)) {
+    if (!ch.models.includes(m)) throw new ConfigError(`${at}.model_map.${escapeUnsafe(m)}: model is not in this channel's models`);
+  }
+}
+
+/**
+ * A channel added at runtime (admin API, CLI): the same schema and checks as a config file's,
+ * against the running config's models and the provider types now installed. Defaults filled.
+ */
+export function validateChannel(raw: unknown, models: Config['models'], source = 'channel'): Config['channels'][number] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${source}: must be a JSON object`);
+  const withDefaults = Value.Default(ChannelSchema, structuredClone(raw));
+  const first = Value.Errors(ChannelSchema, withDefaults).First();
+  if (first) throw new ConfigError(`${source}${first.path ? `.${pointerToPath(first.path)}` : ''}: ${schemaMessage(first)}`);
+  const ch = withDefaults as Config['channels'][number];
+  checkChannel(ch, source, models, installedProviders());
+  return ch;
+}
+
 function checkCrossReferences(config: Config, source: string, providers: ProviderSet): void {
   const names = new Set<string>();
   config.channels.forEach((ch, i) => {
     const at = `${source}: channels[${i}]`;
     if (names.has(ch.name)) throw new ConfigError(`${at}.name: duplicate channel name "${ch.name}"`);
     names.add(ch.name);
-    const provider = providerFor(ch.type, providers);
-    if (!provider) throw new ConfigError(`${at}.type: must be one of ${providerTypes(providers).join(', ')} (got ${JSON.stringify(ch.type)})${typeHint(ch.type, providers)}`);
-    if (provider.needsBaseUrl && !ch.base_url) throw new ConfigError(`${at}.base_url: required for a ${ch.type} channel`);
-    if (provider.needsApiSecret && !ch.api_secret) throw new ConfigError(`${at}.api_secret: required for a ${ch.type} channel`);
-    checkSettings(ch, provider.settings ?? {}, at);
-    if (ch.upstream_format && !(provider.chatFormats ?? []).includes(ch.upstream_format)) {
-      const allowed = provider.chatFormats;
-      throw new ConfigError(`${at}.upstream_format: a ${ch.type} channel ${allowed ? `speaks ${allowed.join(' or ')}` : 'has one fixed format; leave it out'}`);
-    }
-    ch.models.forEach((m, j) => {
-      if (!config.models[m]) throw new ConfigError(`${at}.models[${j}]: model "${m}" is not declared under models`);
-    });
-    for (const m of Object.keys(ch.model_map)) {
-      if (!ch.models.includes(m)) throw new ConfigError(`${at}.model_map.${m}: model is not in this channel's models`);
-    }
+    checkChannel(ch, at, config.models, providers);
   });
   config.server.trusted_proxies.forEach((entry, i) => {
     const problem = proxyEntryProblem(entry);

@@ -310,6 +310,23 @@ export const ConfigSchema = Type.Object(
         max_attempts: Int({ minimum: 1, maximum: 10, default: 3 }),
         breaker_failures: Int({ minimum: 1, default: 5 }),
         breaker_cooldown_ms: Int({ minimum: 1, default: 30000 }),
+        // A channel failing beyond error_rate over at least min_requests attempts in the last
+        // window_s seconds (every instance's, through Redis) is taken out of rotation and probed
+        // on a doubling backoff until it answers (docs/channels.md, "Health").
+        health: Type.Object(
+          {
+            enabled: Type.Boolean({ default: true }),
+            window_s: Int({ minimum: 5, maximum: 3600, default: 60 }),
+            min_requests: Int({ minimum: 1, default: 20 }),
+            error_rate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
+            probe_initial_ms: Int({ minimum: 10, default: 5000 }),
+            probe_max_ms: Int({ minimum: 10, default: 300000 }),
+            // Seconds between scheduled tests of every enabled channel in rotation (the same probe,
+            // nothing billable); 0 = none, the default.
+            test_interval_s: Int({ minimum: 0, maximum: 86400, default: 0 }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
         // Upstream sockets per origin: every held stream needs one.
         max_connections_per_origin: Int({ minimum: 1, default: 8192 }),
         // Largest upstream answer read whole (JSON answers), and largest single stream event or
@@ -360,6 +377,16 @@ export const ConfigSchema = Type.Object(
         // What one key may keep stored; past either, its least recently used responses are evicted.
         max_per_key: Int({ minimum: 1, default: 10_000 }),
         max_mb_per_key: Type.Number({ exclusiveMinimum: 0, default: 100 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    idempotency: Type.Object(
+      {
+        // Seconds a request's Idempotency-Key and its first answer are kept (replayed to repeats).
+        ttl_s: Int({ minimum: 1, maximum: 30 * 86400, default: 86400 }),
+        // Seconds a repeat waits for the first request with its key to finish before 409
+        // idempotency_in_progress; 0 answers 409 at once.
+        wait_s: Type.Number({ minimum: 0, maximum: 600, default: 10 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import sjson from 'secure-json-parse';
 
@@ -32,8 +32,11 @@ export class FormError extends Error {
   }
 }
 
-/** Yields the form's parts in order; throws a FormError or busboy's framing error on the first bad one. */
-export async function* formParts(raw: IncomingMessage, limits: MultipartLimits): AsyncGenerator<FormPart> {
+/**
+ * Yields the form's parts in order; throws a FormError or busboy's framing error on the first bad one.
+ * `buffered`: the body already read whole (a request with an Idempotency-Key), parsed from memory.
+ */
+export async function* formParts(raw: IncomingMessage, limits: MultipartLimits, buffered: Buffer | null = null): AsyncGenerator<FormPart> {
   const queue: (FormPart | Error | null)[] = [];
   let wake: (() => void) | null = null;
   const push = (v: FormPart | Error | null) => {
@@ -73,8 +76,9 @@ export async function* formParts(raw: IncomingMessage, limits: MultipartLimits):
   const onClose = () => {
     if (!raw.complete) push(new FormError('incomplete', 'The client closed the request before the form was complete.'));
   };
-  raw.on('close', onClose);
-  raw.pipe(bb);
+  const source: Readable = buffered ? Readable.from([buffered]) : raw;
+  if (!buffered) raw.on('close', onClose);
+  source.pipe(bb);
   try {
     for (;;) {
       if (!queue.length) await new Promise<void>((resolve) => (wake = resolve));
@@ -89,6 +93,6 @@ export async function* formParts(raw: IncomingMessage, limits: MultipartLimits):
     }
   } finally {
     raw.removeListener('close', onClose);
-    raw.unpipe(bb);
+    source.unpipe(bb);
   }
 }

@@ -60,6 +60,11 @@ export interface RouteOptions {
   adminPublic?: boolean;
   /** The route reads a multipart/form-data body itself (request.parts()), with these limits. */
   multipart?: MultipartLimits;
+  /**
+   * The route honours an Idempotency-Key header (the routes that cost money): a repeat of the same
+   * request with the same key is answered with the first answer (pipeline/idempotency.ts).
+   */
+  idempotent?: boolean;
   /** A body limit below the server's. */
   bodyLimit?: number;
   /** Route steps, run in order after the key's limits (before the body is read). */
@@ -114,6 +119,8 @@ export class GatewayRequest {
   limits: LimitContext | null = null;
   /** A logged request (request_logs): what its log row needs, gathered as it runs. */
   logFacts: RequestFacts | null = null;
+  /** The body as read whole for its Idempotency-Key fingerprint (a multipart form); null when it streams. */
+  bufferedBody: Buffer | null = null;
   /** performance.now() when the request reached the pipeline. */
   readonly started: number;
   private parsedQuery: Record<string, unknown> | null = null;
@@ -180,7 +187,7 @@ export class GatewayRequest {
 
   /** The parts of a multipart form, one at a time (a file's stream must be read before the next part). */
   parts(): AsyncIterable<FormPart> {
-    return formParts(this.raw, this.route?.multipart ?? {});
+    return formParts(this.raw, this.route?.multipart ?? {}, this.bufferedBody);
   }
 }
 
@@ -206,6 +213,11 @@ export class Reply {
   sent = false;
   /** The handler writes the response itself (a stream) through `raw`. */
   hijacked = false;
+  /**
+   * What was sent is not the whole answer (a stream its upstream broke off, ended by an error
+   * event): it is not kept for an Idempotency-Key's replay.
+   */
+  incomplete = false;
   /** Names (lower case) and values, in turn: written with writeHead's flat-array form, no object built per request. */
   private readonly fields: string[] = [];
   private payload: string | Buffer = '';
@@ -311,4 +323,59 @@ export class Reply {
     stream.pipe(res);
     return this;
   }
+}
+
+/** An answer as it was written to the client. */
+export interface WrittenAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * Records everything written to `res` (whatever wrote it: send(), a piped stream, a hijacked
+ * stream's own writes) and calls `ended` once, when the response is ended. A response destroyed
+ * without end() never calls it. Used only for requests that carry an Idempotency-Key.
+ */
+export function recordAnswer(res: ServerResponse, ended: (answer: WrittenAnswer) => void): void {
+  const chunks: Buffer[] = [];
+  let status = 0;
+  let headers: Record<string, string> | null = null;
+  const take = (chunk: unknown, encoding: unknown) => {
+    if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+    else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+  };
+  const writeHead = res.writeHead;
+  const write = res.write;
+  const end = res.end;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    status = args[0] as number;
+    headers = headerRecord(res.getHeaders(), typeof args[1] === 'string' ? args[2] : args[1]);
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as ServerResponse['writeHead'];
+  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    take(chunk, rest[0]);
+    return (write as (...a: unknown[]) => boolean).apply(this, [chunk, ...rest]);
+  } as ServerResponse['write'];
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    if (typeof args[0] !== 'function') take(args[0], args[1]);
+    res.writeHead = writeHead;
+    res.write = write;
+    res.end = end;
+    const result = (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    ended({ status: status || res.statusCode, headers: headers ?? headerRecord(res.getHeaders(), undefined), body: Buffer.concat(chunks) });
+    return result;
+  } as ServerResponse['end'];
+}
+
+/** The headers of a response as names (lower case) and values: those set on it, then writeHead's (an object or flat array). */
+function headerRecord(set: Record<string, unknown>, given: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const put = (name: unknown, value: unknown) => {
+    if (value !== undefined) out[String(name).toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+  };
+  for (const k in set) put(k, set[k]);
+  if (Array.isArray(given)) for (let i = 0; i + 1 < given.length; i += 2) put(given[i], given[i + 1]);
+  else if (given && typeof given === 'object') for (const [k, v] of Object.entries(given)) put(k, v);
+  return out;
 }

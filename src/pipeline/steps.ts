@@ -15,12 +15,13 @@ import { requestEnd, requestStart } from './diagnostics.js';
 import { endServerSpan, runInServerSpan } from '../telemetry/trace.js';
 import { runWithFacts } from '../http/request-facts.js';
 import type { RequestLogWriter } from '../request-logs/writer.js';
+import { fingerprintForm, fingerprintStart, idempotencyKeyOf, type Idempotency } from './idempotency.js';
 
 // THE request pipeline: every request the gateway serves, whatever its route, family or body,
 // passes these steps in this order, in this one file (Exchange below):
 //
-//   guards → departure watch → key → key limits → route steps → body → schema → model limits →
-//   handler → answer → (when the response closes) metrics, usage backstop, diagnostics
+//   guards → departure watch → key → key limits → route steps → body → schema → idempotency key →
+//   model limits → handler → answer → (when the response closes) metrics, usage backstop, diagnostics
 //
 // A step that refuses throws; fail() answers it through errorAnswer() in the path's family shape.
 
@@ -33,6 +34,8 @@ export interface PipelineDeps {
   bodyLimit: number;
   /** The request logs (request_logs.enabled), when the app has them. */
   requestLogs?: RequestLogWriter | null;
+  /** Idempotency-Key claims and replays (routes marked `idempotent`); null: the header is ignored. */
+  idempotency: Idempotency | null;
 }
 
 const DIGITS = /^\d+$/;
@@ -95,12 +98,15 @@ export class Exchange {
         await this.key();
         await admitKeyLimits(this.deps.limits, request, ledgerEndpointOf(request), reply);
       }
+      const idemKey = route.options.idempotent && this.deps.idempotency ? idempotencyKeyOf(request.raw) : null;
       for (const step of route.steps) {
         await step(request, reply);
         if (reply.sent) return;
       }
-      await this.body();
+      const fingerprint = await this.body(idemKey !== null);
       this.schema();
+      // idempotency key: a repeat of an earlier request is answered with its kept answer here.
+      if (idemKey !== null && (await this.deps.idempotency!.admit(request, reply, idemKey, fingerprint!))) return;
       if (route.options.auth && namesLimitedModel(this.deps.limits, request.body)) await limitModel(request, request.body.model);
       request.reachedRoute = true;
       this.answer(await route.handler(request, reply));
@@ -135,37 +141,54 @@ export class Exchange {
     request.principal = principal;
   }
 
-  /** body: JSON (or text) read whole within the limit; a multipart form is left for the route to read. */
-  private async body(): Promise<void> {
-    const { request, reply } = this;
+  /**
+   * body: JSON (or text) read whole within the limit; a multipart form is left for the route to
+   * read, unless `fingerprinted` (the request has an Idempotency-Key): then the form is read whole
+   * too and the request's fingerprint returned (null otherwise).
+   */
+  private async body(fingerprinted: boolean): Promise<string | null> {
+    const { request } = this;
     const method = request.method;
-    if (method === 'GET' || method === 'HEAD') return;
+    if (method === 'GET' || method === 'HEAD') return null;
     const h = request.headers;
     const type = h['content-type'];
     if (type === undefined) {
       // Nothing to parse: no body at all.
-      if (h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0')) return;
+      if (h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0')) {
+        return fingerprinted ? fingerprintStart(request).digest('hex') : null;
+      }
       throw notJson();
     }
     const kind = mediaKind(type);
-    if (kind === 'multipart' && request.route!.multipart) return;
+    if (kind === 'multipart' && request.route!.multipart) {
+      if (!fingerprinted) return null;
+      request.bufferedBody = await this.readBody();
+      return fingerprintForm(fingerprintStart(request), h, request.bufferedBody);
+    }
     if (kind !== 'json' && kind !== 'text') throw notJson();
-    const text = await readText(request, this.bodyLimit()).catch((err: unknown) => {
-      // The rest of the body is not read: the connection ends with the answer.
-      reply.header('connection', 'close');
-      throw err;
-    });
+    const bytes = await this.readBody();
+    const text = bytes.toString('utf8');
+    const fingerprint = fingerprinted ? fingerprintStart(request).update(bytes).digest('hex') : null;
     if (kind === 'text') {
       request.body = text;
-      return;
+      return fingerprint;
     }
     if (text === '') throw new GatewayError(400, 'invalid_request', 'The request body is empty; a JSON object is required.');
     try {
       request.body = sjson.parse(text, JSON_PARSE_OPTIONS);
     } catch {
-      reply.header('connection', 'close');
+      this.reply.header('connection', 'close');
       throw invalidJson();
     }
+    return fingerprint;
+  }
+
+  private readBody(): Promise<Buffer> {
+    return readBytes(this.request, this.bodyLimit()).catch((err: unknown) => {
+      // The rest of the body is not read: the connection ends with the answer.
+      this.reply.header('connection', 'close');
+      throw err;
+    });
   }
 
   /** schema: a JSON body no deeper than MAX_JSON_DEPTH, then the route's params, body and query schemas. */
@@ -238,8 +261,8 @@ function check(validate: Validate | null, data: unknown, context: string): void 
 
 const notJson = () => new GatewayError(400, 'invalid_request', 'The request body must be JSON (Content-Type: application/json).');
 
-/** The request's body as text, read to its end: 413 past `limit`, 400 when it breaks off or does not match its Content-Length. */
-function readText(request: GatewayRequest, limit: number): Promise<string> {
+/** The request's body, read to its end: 413 past `limit`, 400 when it breaks off or does not match its Content-Length. */
+function readBytes(request: GatewayRequest, limit: number): Promise<Buffer> {
   const raw = request.raw;
   const declared = raw.headers['content-length'];
   return new Promise((resolve, reject) => {
@@ -267,7 +290,7 @@ function readText(request: GatewayRequest, limit: number): Promise<string> {
     const onEnd = () => {
       stop();
       if (declared !== undefined && Number(declared) !== received) return reject(new GatewayError(400, 'invalid_request', 'The Content-Length header does not match the body.'));
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
     };
     raw.on('data', onData);
     raw.on('end', onEnd);

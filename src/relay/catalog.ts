@@ -41,13 +41,22 @@ export function modelEntry(m: CatalogModel) {
 export class Catalog {
   private view: CatalogView;
 
-  constructor(config: Config, firstSeen: ReadonlyMap<string, number>) {
+  constructor(
+    config: Config,
+    private firstSeen: ReadonlyMap<string, number>,
+  ) {
     this.view = Catalog.build(config, firstSeen);
   }
 
   /** Rebuilds the catalog from a (reloaded) config. */
   replace(config: Config, firstSeen: ReadonlyMap<string, number>): void {
+    this.firstSeen = firstSeen;
     this.view = Catalog.build(config, firstSeen);
+  }
+
+  /** Rebuilds the catalog after the channels changed (the models did not). */
+  rechannel(config: Config): void {
+    this.view = Catalog.build(config, this.firstSeen);
   }
 
   private static build(config: Config, firstSeen: ReadonlyMap<string, number>): CatalogView {

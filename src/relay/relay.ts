@@ -4,6 +4,7 @@ import type { CatalogModel } from './catalog.js';
 import { CircuitBreaker } from './breaker.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import { targetFor, type Target } from '../upstream/target.js';
+import type { AttemptOutcome, ChannelHealth } from './health.js';
 import { tracingOn, withActiveSpan } from '../telemetry/trace.js';
 import { endAttempt, failAttempt, startAttempt, type Attempt } from '../telemetry/genai.js';
 
@@ -34,8 +35,10 @@ export class Relay {
     private readonly settings: Config['relay'],
     /** Sees every failed attempt of every request (metrics). */
     private readonly observe?: (target: Target, failure: UpstreamFailure) => void,
-    /** Sees every attempt's outcome and duration (the admin API's channel health). */
-    private readonly attempted?: (channel: string, ok: boolean, ms: number) => void,
+    /** Sees every attempt's outcome and duration (the admin API's statistics, the channel's health). */
+    private readonly attempted?: (channel: string, outcome: AttemptOutcome, ms: number, error?: string) => void,
+    /** Channels taken out of rotation by their health are skipped. */
+    private readonly health?: ChannelHealth,
   ) {}
 
   breaker(channel: string): CircuitBreaker {
@@ -85,6 +88,7 @@ export class Relay {
     let tried = 0;
     for (const channel of order) {
       if (tried >= this.settings.max_attempts) break;
+      if (this.health && !this.health.inRotation(channel.name)) continue;
       const breaker = this.breaker(channel.name);
       if (!breaker.tryAcquire()) continue;
       tried++;
@@ -97,7 +101,7 @@ export class Relay {
       try {
         const result = await withActiveSpan(traced?.span ?? null, () => attempt(target));
         breaker.success();
-        this.attempted?.(channel.name, true, performance.now() - started);
+        this.attempted?.(channel.name, 'ok', performance.now() - started);
         if (traced) {
           if (opts.keepAttempt) opts.keepAttempt(traced);
           else endAttempt(traced, model.config.kind, { status: 200 });
@@ -105,8 +109,7 @@ export class Relay {
         return result;
       } catch (err) {
         if (traced) failAttempt(traced, err);
-        // Not the upstream's fault (a bad request caught late, a client gone): not held against the channel.
-        this.attempted?.(channel.name, !(err instanceof UpstreamFailure) || err.kind === 'aborted', performance.now() - started);
+        this.attempted?.(channel.name, outcomeOf(err), performance.now() - started, err instanceof UpstreamFailure ? `${err.kind}${err.status ? ` ${err.status}` : ''}: ${err.message}` : undefined);
         if (!(err instanceof UpstreamFailure)) {
           breaker.success();
           throw err;
@@ -133,6 +136,18 @@ export class Relay {
     answer.logFields = { model: model.id, channels: failed };
     throw answer;
   }
+}
+
+/**
+ * Whether a failed attempt counts against its channel. Not the upstream's fault: a bad request
+ * caught late, a client gone, a 4xx the provider judged the request's (400, 413, 422 …), and a busy
+ * provider (429). The channel's fault: no answer, a timeout, a 5xx, a malformed answer, refused
+ * credentials (401, 403) and an unknown model (404: the channel's model names are wrong).
+ */
+export function outcomeOf(err: unknown): AttemptOutcome {
+  if (!(err instanceof UpstreamFailure) || err.kind === 'aborted') return 'not_counted';
+  if (err.kind === 'status' && err.status >= 400 && err.status < 500 && ![401, 403, 404].includes(err.status)) return 'not_counted';
+  return 'error';
 }
 
 /** The gateway's answer for an upstream failure (status table of docs/errors.md). */

@@ -57,7 +57,11 @@ export function pipeChatStream(
   } catch (err) {
     relayed = Promise.resolve(toUpstreamFailure(err, signal));
   }
-  const finish = (failure: UpstreamFailure | null) => endChatStream(writer, client, opened, signal, failure, beforeEnd);
+  const finish = (failure: UpstreamFailure | null) => {
+    // Ended by an error event, not the answer: not one an Idempotency-Key replays.
+    if (failure) reply.incomplete = true;
+    return endChatStream(writer, client, opened, signal, failure, beforeEnd);
+  };
   return relayed.then(finish, (err: unknown) => finish(toUpstreamFailure(err, signal)));
 }
 

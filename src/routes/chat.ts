@@ -73,5 +73,5 @@ export const ChatCompletionRequest = Type.Object(
 );
 
 export function registerChatRoutes(app: Routes, services: Services): void {
-  app.post('/v1/chat/completions', { auth: true, billable: 'chat', schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
+  app.post('/v1/chat/completions', { auth: true, billable: 'chat', idempotent: true, schema: { body: ChatCompletionRequest } }, chatHandler(services, { client: 'openai', endpoint: 'chat' }));
 }

@@ -55,7 +55,7 @@ export function registerGeminiVideoRoutes(app: Routes, services: Services): void
 
   app.post<{ Params: { '*': string }; Body: { instances: unknown[]; parameters?: unknown } }>(
     '/v1beta/models/*',
-    { auth: true, billable: 'video', onRequest: noteModelOfPath, constraints: { [METHOD]: 'predictLongRunning' }, schema: { body: PredictLongRunningRequest } },
+    { auth: true, billable: 'video', idempotent: true, onRequest: noteModelOfPath, constraints: { [METHOD]: 'predictLongRunning' }, schema: { body: PredictLongRunningRequest } },
     async (request) => {
       const { model } = splitModelPath(request.params['*']);
       // The model is in the URL, not the body: its rate limit is counted here.

@@ -70,7 +70,7 @@ export function registerGeminiRoutes(app: Routes, services: Services): void {
     const { model, action } = modelAction((request.params as { '*': string })['*']);
     return { body: { ...(request.body as Record<string, unknown>), model }, stream: action === 'streamGenerateContent' };
   };
-  app.post('/v1beta/models/*', { auth: true, billable: 'gemini', onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
+  app.post('/v1beta/models/*', { auth: true, billable: 'gemini', idempotent: true, onRequest: noteModelOfPath, schema: { body: GenerateContentRequest } }, chatHandler(services, { client: 'gemini', endpoint: 'gemini', read }));
 
   app.get('/v1beta/models', { auth: true }, async (request) => ({
     models: services.catalog

@@ -137,7 +137,7 @@ export function registerImageRoutes(app: Routes, services: Services): void {
     return reply.header('content-type', file.mime).header('cache-control', 'private, max-age=3600').send(file.body);
   });
 
-  app.post('/v1/images/generations', { auth: true, billable: 'images.generations' }, async (request) => {
+  app.post('/v1/images/generations', { auth: true, billable: 'images.generations', idempotent: true }, async (request) => {
     const { model, params } = parseGenerationBody(request.body, opts.maxN);
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
@@ -146,7 +146,7 @@ export function registerImageRoutes(app: Routes, services: Services): void {
   });
 
   // A multipart form is read on this route only, with the gateway's upload limits.
-  app.post('/v1/images/edits', { auth: true, billable: 'images.edits', multipart: busboyLimits(opts.limits) }, async (request) => {
+  app.post('/v1/images/edits', { auth: true, billable: 'images.edits', idempotent: true, multipart: busboyLimits(opts.limits) }, async (request) => {
       if (!request.isMultipart()) {
         throw errors.invalidRequest('POST /v1/images/edits takes multipart/form-data: `image` file(s), `prompt`, and optional `mask`, `model`, `n`, `size`, `response_format`.');
       }

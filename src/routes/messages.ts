@@ -67,7 +67,7 @@ export const CountTokensRequest = Type.Omit(MessagesRequest, ['max_tokens', 'str
 const CountTokensAnswer = Type.Object({ input_tokens: Type.Integer() }, { additionalProperties: false });
 
 export function registerMessagesRoutes(app: Routes, services: Services): void {
-  app.post('/v1/messages', { auth: true, billable: 'messages', schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
+  app.post('/v1/messages', { auth: true, billable: 'messages', idempotent: true, schema: { body: MessagesRequest } }, chatHandler(services, { client: 'anthropic', endpoint: 'messages' }));
 
   // Free: one ledger row with the count as its input units and no cost (docs/chat.md).
   app.post('/v1/messages/count_tokens', { auth: true, billable: 'count_tokens', schema: { body: CountTokensRequest, response: { 200: CountTokensAnswer } } }, async (request) => {

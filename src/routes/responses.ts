@@ -115,7 +115,7 @@ export function registerResponsesRoutes(app: Routes, services: Services): void {
     );
   }
 
-  app.post('/v1/responses', { auth: true, billable: 'responses', schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
+  app.post('/v1/responses', { auth: true, billable: 'responses', idempotent: true, schema: { body: ResponsesRequest } }, chatHandler(services, { client: 'responses', endpoint: 'responses', prepare, finished }));
 
   app.get<{ Params: { id: string } }>('/v1/responses/:id', { auth: true }, async (request) => {
     const r = await repo.get(principalOf(request).keyId, request.params.id);

@@ -18,7 +18,7 @@ import { TaskAnswers } from '../tasks/read-answer.js';
 export function registerVideoRoutes(app: Routes, tasks: TaskService, config: Pick<Config, 'server' | 'storage'>): void {
   const response = { 200: TaskEnvelopeSchema };
 
-  app.post('/v1/video/generations', { auth: true, billable: 'video', schema: { response } }, async (request) =>
+  app.post('/v1/video/generations', { auth: true, billable: 'video', idempotent: true, schema: { response } }, async (request) =>
     envelope(await tasks.create(principalOf(request), request.body, () => claimUsageRow(request), request.departed)),
   );
 

@@ -57,7 +57,7 @@ export function registerVideosApiRoutes(app: Routes, services: Services): void {
   // A multipart form is read on these routes only (the SDK always sends a form); JSON is taken too.
   const scope = app.scope({ multipart: busboyLimits(limits) });
   {
-    scope.post('/v1/videos', { auth: true, billable: 'video', schema: { response: video } }, async (request) => {
+    scope.post('/v1/videos', { auth: true, billable: 'video', idempotent: true, schema: { response: video } }, async (request) => {
       if (!request.isMultipart()) return create(request, request.body);
       let body: Record<string, unknown>;
       try {

@@ -519,6 +519,50 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('request_logs').ifExists().execute();
       },
     },
+    // Idempotency-Key: one row per (key, Idempotency-Key), claimed by the primary key's uniqueness,
+    // so two instances never both run the same request; the first answer is kept until expires_at.
+    '0013_idempotency': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('idempotency_keys')
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('idem_key', 'text', (c) => c.notNull())
+          .addColumn('fingerprint', 'text', (c) => c.notNull())
+          .addColumn('owner', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('lease_until', 'bigint', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('headers', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('body', dialect === 'postgres' ? 'bytea' : 'blob')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_keys_pk', ['key_id', 'idem_key'])
+          .execute();
+        await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires_at').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('idempotency_keys').ifExists().execute();
+      },
+    },
+    // Channels added at runtime, and the enabled switch of config-file channels.
+    '0015_channels': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('channels')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('credentials', 'text')
+          .addColumn('enabled', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addColumn('deleted_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('channels').execute();
+      },
+    },
     // Queued image requests whose client stopped waiting: the provider tasks and the credit hold,
     // followed to their end by the image-wait worker (claimed with a lease, like the outbox).
     '0017_image_waits': {

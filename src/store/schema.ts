@@ -310,6 +310,22 @@ export interface ResponseItemTable {
   bytes: number;
 }
 
+/** Channels added at runtime (kind `stored`), and the enabled switch of config-file channels (kind `override`). */
+export interface ChannelTable {
+  name: string;
+  kind: 'stored' | 'override';
+  /** JSON: the channel's fields but its name and credentials ('{}' for an override). */
+  body: string;
+  /** api_key and api_secret as sealed JSON (src/store/secret-box.ts); null when it has none. */
+  credentials: string | null;
+  /** 1 or 0. */
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+  /** When it was removed, ms; 0 = in force. A removed channel is kept so its tasks can still be read. */
+  deleted_at: number;
+}
+
 /** One request as operators search it (src/request-logs/): metadata, and the bodies when enabled for its key or model. */
 export interface RequestLogTable {
   id: Generated<number>;
@@ -331,8 +347,29 @@ export interface RequestLogTable {
   response_body: string;
 }
 
+export interface IdempotencyKeyTable {
+  key_id: string;
+  /** The client's Idempotency-Key, as sent. */
+  idem_key: string;
+  /** SHA-256 (hex) of the request's method, path and body. */
+  fingerprint: string;
+  /** The claim of the request that runs (or ran) it. */
+  owner: string;
+  /** `running` while its first request runs, `done` once its answer is kept. */
+  state: 'running' | 'done';
+  /** A running claim not renewed by then is taken to be lost (its instance stopped) and may be taken over. */
+  lease_until: number;
+  /** The kept answer (state done): status, headers (JSON object), body bytes. */
+  status: number;
+  headers: string;
+  body: Buffer | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   request_logs: RequestLogTable;
+  channels: ChannelTable;
   credit_leases: CreditLeaseTable;
   api_keys: ApiKeyTable;
   projects: ProjectTable;
@@ -351,5 +388,6 @@ export interface Database {
   task_events: TaskEventTable;
   responses: ResponseTable;
   response_items: ResponseItemTable;
+  idempotency_keys: IdempotencyKeyTable;
   image_waits: ImageWaitTable;
 }

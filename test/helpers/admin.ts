@@ -1,4 +1,4 @@
-import { startGateway, type TestGateway } from './gateway.js';
+import { startGateway, type GatewayOptions, type TestGateway } from './gateway.js';
 import { createAdminAccess } from '../../src/admin/index.js';
 import type { AppOptions } from '../../src/app.js';
 
@@ -10,8 +10,8 @@ export interface AdminGateway extends TestGateway {
 }
 
 /** A test gateway with the admin API and console on its listener, and one admin token. */
-export async function startAdminGateway(overrides: Record<string, unknown> = {}, appOptions: Omit<AppOptions, 'logStream'> = {}): Promise<AdminGateway> {
-  const gw = await startGateway({ admin: { enabled: true }, ...overrides }, { app: appOptions });
+export async function startAdminGateway(overrides: Record<string, unknown> = {}, appOptions: Omit<AppOptions, 'logStream'> = {}, opts: Omit<GatewayOptions, 'app'> = {}): Promise<AdminGateway> {
+  const gw = await startGateway({ admin: { enabled: true }, ...overrides }, { ...opts, app: appOptions });
   const { secret } = await createAdminAccess(gw.services).create('tester');
   return Object.assign(gw, {
     token: secret,

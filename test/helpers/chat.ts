@@ -24,9 +24,12 @@ export interface ChatRig {
 /**
  * A gateway whose channels point at a standalone simulator: an `openai` channel (base_url
  * `${sim}/v1`) for gpt-sim, an `anthropic` channel (base_url `${sim}`) for claude-sim, and a
- * `simulator` channel for sim-chat. `channels` replaces them for routing tests.
+ * `simulator` channel for sim-chat. `channels` replaces them for routing tests; `config`: more
+ * sections of the gateway's config.
  */
-export async function startChatRig(opts: { channels?: (simUrl: string) => unknown[]; relay?: Record<string, unknown>; models?: Record<string, unknown>; creditMicros?: number | null } = {}): Promise<ChatRig> {
+export async function startChatRig(
+  opts: { channels?: (simUrl: string) => unknown[]; relay?: Record<string, unknown>; models?: Record<string, unknown>; creditMicros?: number | null; config?: Record<string, unknown> } = {},
+): Promise<ChatRig> {
   const sim = await startSimulator({ port: 0 });
   const channels = opts.channels
     ? opts.channels(sim.url)
@@ -37,7 +40,7 @@ export async function startChatRig(opts: { channels?: (simUrl: string) => unknow
       ];
   let gw: TestGateway;
   try {
-    gw = await startGateway({ simulator: { embedded: false }, channels, models: opts.models ?? CHAT_TEST_MODELS, ...(opts.relay ? { relay: opts.relay } : {}) });
+    gw = await startGateway({ simulator: { embedded: false }, channels, models: opts.models ?? CHAT_TEST_MODELS, ...(opts.relay ? { relay: opts.relay } : {}), ...opts.config });
   } catch (err) {
     await sim.close();
     throw err;

@@ -48,6 +48,8 @@ export interface GatewayOptions {
   app?: Omit<AppOptions, 'logStream'>;
   /** No background poller (nor archive and webhook workers): the test drives `services.tasks.poller.pollTask` itself. */
   noPoller?: boolean;
+  /** Environment of the services (MEDIAGATE_SECRET_KEY); the process's when absent. */
+  env?: Record<string, string | undefined>;
 }
 
 export async function startGateway(overrides: Record<string, unknown> = {}, opts: GatewayOptions = {}): Promise<TestGateway> {
@@ -76,7 +78,7 @@ export async function startGateway(overrides: Record<string, unknown> = {}, opts
     warnings.push(message);
     if (!opts.expectWarnings?.test(message)) process.stderr.write(`mediagate (test gateway): ${message}\n`);
   };
-  const services = await createServices(config, { warn, noPoller: opts.noPoller });
+  const services = await createServices(config, { warn, noPoller: opts.noPoller, env: opts.env });
   const app = buildApp(services, { ...opts.app, logStream });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

@@ -1,11 +1,66 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { html, useLoad, ErrorLine } from '../ui.js';
+import { html, useLoad, ErrorLine, fmtTime } from '../ui.js';
+import { shown } from '../text.js';
+
+// Channels: the config file's (read-only but for enabled) and those added at runtime, with their
+// health. Credentials are write-only: the inputs start empty, an empty one keeps what is stored.
 
 const ms = (v) => (v === null ? '—' : `${v} ms`);
 const pct = (r) => `${(r * 100).toFixed(1)}%`;
+const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
+const EMPTY = { name: '', type: 'openai', base_url: '', api_key: '', api_secret: '', models: '', priority: '0', weight: '1' };
 
-function TestButton({ name }) {
+/** The fields of a form as a channel body: empty text fields are left out (credentials: kept). */
+function body(form, { withName }) {
+  const out = {};
+  if (withName) out.name = form.name.trim();
+  if (form.type) out.type = form.type.trim();
+  if (form.base_url.trim()) out.base_url = form.base_url.trim();
+  if (form.api_key) out.api_key = form.api_key;
+  if (form.api_secret) out.api_secret = form.api_secret;
+  if (form.models.trim()) out.models = list(form.models);
+  if (form.priority !== '') out.priority = Number(form.priority);
+  if (form.weight !== '') out.weight = Number(form.weight);
+  return out;
+}
+
+function ChannelFields({ form, set, isNew, hasKey }) {
+  return html`
+    ${isNew && html`<input name="name" placeholder="name" required value=${form.name} onInput=${set('name')} />`}
+    <input name="type" placeholder="type" size="10" value=${form.type} onInput=${set('type')} />
+    <input name="base_url" placeholder="base URL" value=${form.base_url} onInput=${set('base_url')} />
+    <input name="api_key" type="password" autocomplete="new-password" placeholder=${hasKey ? 'API key: set (empty keeps it)' : 'API key'} value=${form.api_key} onInput=${set('api_key')} />
+    <input name="api_secret" type="password" autocomplete="new-password" placeholder="API secret (if the type needs one)" value=${form.api_secret} onInput=${set('api_secret')} />
+    <input name="models" placeholder="models (a,b)" value=${form.models} onInput=${set('models')} />
+    <input name="priority" placeholder="priority" size="4" value=${form.priority} onInput=${set('priority')} />
+    <input name="weight" placeholder="weight" size="4" value=${form.weight} onInput=${set('weight')} />
+  `;
+}
+
+function AddChannel({ onAdded }) {
+  const [form, setForm] = useState(EMPTY);
+  const [error, setError] = useState(null);
+  const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await api('POST', '/channels', body(form, { withName: true }));
+      setForm(EMPTY);
+      onAdded();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form class="inline" id="add-channel" onSubmit=${submit}>
+      <${ChannelFields} form=${form} set=${set} isNew=${true} hasKey=${false} />
+      <button type="submit">Add channel</button>
+    </form>
+    <${ErrorLine} error=${error} />`;
+}
+
+function TestButton({ name, onDone }) {
   const [result, setResult] = useState(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
@@ -13,7 +68,8 @@ function TestButton({ name }) {
     setBusy(true);
     setError(null);
     try {
-      setResult(await api('POST', `/channels/${encodeURIComponent(name)}/test`));
+      setResult(await api('POST', `/channels/${encodeURIComponent(name)}/probe`));
+      onDone();
     } catch (err) {
       setError(err);
     } finally {
@@ -21,26 +77,72 @@ function TestButton({ name }) {
     }
   };
   return html`<button type="button" class="test" disabled=${busy} onClick=${test}>${busy ? 'Testing…' : 'Test'}</button>
-    ${result && html`<span class=${`test-result ${result.ok ? 'ok' : 'bad'}`}>${result.ok ? 'OK' : 'Failed'} · ${result.latency_ms} ms · ${result.message}</span>`}
+    ${result && html`<span class=${`test-result ${result.ok ? 'ok' : 'bad'}`}>${result.ok ? 'OK' : 'Failed'} · ${result.probe} · ${result.status ?? '—'} · ${result.latency_ms} ms · ${result.message}</span>`}
     <${ErrorLine} error=${error} />`;
 }
 
+function ChannelRow({ c, onChanged }) {
+  const [mode, setMode] = useState(null);
+  const [error, setError] = useState(null);
+  const initial = () => ({ ...EMPTY, type: c.type, base_url: c.base_url, models: c.models.join(','), priority: String(c.priority), weight: String(c.weight) });
+  const [form, setForm] = useState(initial);
+  const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
+  const path = `/channels/${encodeURIComponent(c.name)}`;
+  const run = async (work) => {
+    setError(null);
+    try {
+      await work();
+      setMode(null);
+      onChanged();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const open = (next) => {
+    // A reopened form starts from what is stored, never from a refused edit.
+    setForm(initial());
+    setError(null);
+    setMode(mode === next ? null : next);
+  };
+  const h = c.health;
+  return html`
+    <tr data-channel=${c.name} data-source=${c.source}>
+      <td>${shown(c.name)}<br /><small>${c.source === 'config' ? 'config file' : 'runtime'} · ${shown(c.base_url)}</small></td>
+      <td>${shown(c.type)}<br /><small>${c.api_key ? 'key set' : 'no key'}</small></td>
+      <td class="enabled">${c.enabled ? 'enabled' : 'disabled'}</td>
+      <td class=${`health health-${h.state}`}>${h.state === 'out' ? 'out of rotation' : 'in rotation'}<br /><small>${h.cluster.requests} req · ${pct(h.cluster.error_rate)} err${h.out_since ? ` · since ${fmtTime(h.out_since)}` : ''}</small>
+        ${h.last_error && html`<br /><small class="last-error" title=${fmtTime(h.last_error.at)}>${shown(h.last_error.message)}</small>`}</td>
+      <td class=${`breaker-${c.breaker}`}>${c.breaker}</td>
+      <td><small>${c.models.map(shown).join(', ')}</small><br /><small>priority ${c.priority} · weight ${c.weight}</small></td>
+      <td>${c.last_5m.requests} / ${pct(c.last_5m.error_rate)} / ${ms(c.last_5m.p50_ms)} / ${ms(c.last_5m.p99_ms)}</td>
+      <td class="actions">
+        <${TestButton} name=${c.name} onDone=${onChanged} />
+        <button type="button" class="toggle" onClick=${() => run(() => api('PATCH', path, { enabled: !c.enabled }))}>${c.enabled ? 'Disable' : 'Enable'}</button>
+        ${c.source === 'api' &&
+        html`<button type="button" class="edit" onClick=${() => open('edit')}>Edit</button>
+          <button type="button" class="remove" onClick=${() => open('remove')}>Remove</button>`}
+        ${mode === 'edit' &&
+        html`<form class="inline edit-channel" onSubmit=${(e) => (e.preventDefault(), run(() => api('PATCH', path, body(form, { withName: false }))))}>
+          <${ChannelFields} form=${form} set=${set} isNew=${false} hasKey=${Boolean(c.api_key)} />
+          <button type="submit">Save</button>
+        </form>`}
+        ${mode === 'remove' && html`<button type="button" class="confirm-remove danger" onClick=${() => run(() => api('DELETE', path))}>Confirm remove</button>`}
+        <${ErrorLine} error=${error} />
+      </td>
+    </tr>
+  `;
+}
+
 export function Channels() {
-  const [data, error] = useLoad(() => api('GET', '/channels'));
+  const [data, error, reload] = useLoad(() => api('GET', '/channels'));
   return html`
     <h1>Channels</h1>
+    <p>Channels of the config file are read-only here but for Enable/Disable; channels added here reach every instance within 2 s.</p>
+    <${AddChannel} onAdded=${reload} />
     <${ErrorLine} error=${error} />
     <table id="channels">
-      <thead><tr><th>Channel</th><th>Type</th><th>Breaker</th><th>Models</th><th>5 min: req / err / p50 / p99</th><th>60 min: req / err / p50 / p99</th><th></th></tr></thead>
-      <tbody>${(data?.data ?? []).map(
-        (c) => html`<tr data-channel=${c.name}>
-          <td>${c.name}${c.enabled ? '' : ' (disabled)'}<br /><small>${c.base_url}</small></td><td>${c.type}</td><td class=${`breaker-${c.breaker}`}>${c.breaker}</td>
-          <td><small>${c.models.join(', ')}</small></td>
-          <td>${c.last_5m.requests} / ${pct(c.last_5m.error_rate)} / ${ms(c.last_5m.p50_ms)} / ${ms(c.last_5m.p99_ms)}</td>
-          <td>${c.last_60m.requests} / ${pct(c.last_60m.error_rate)} / ${ms(c.last_60m.p50_ms)} / ${ms(c.last_60m.p99_ms)}</td>
-          <td><${TestButton} name=${c.name} /></td>
-        </tr>`,
-      )}</tbody>
+      <thead><tr><th>Channel</th><th>Type</th><th>State</th><th>Health</th><th>Breaker</th><th>Models</th><th>5 min: req / err / p50 / p99</th><th></th></tr></thead>
+      <tbody>${(data?.data ?? []).map((c) => html`<${ChannelRow} key=${`${c.name} ${c.enabled} ${c.priority} ${c.weight} ${c.base_url} ${c.models.join(',')}`} c=${c} onChanged=${reload} />`)}</tbody>
     </table>
   `;
 }

@@ -5,6 +5,7 @@ import type { Config } from '../../config/schema.js';
 import { maskedConfig } from '../../admin/config-view.js';
 import { adminErrors } from '../../admin/errors.js';
 import { actorName, actorOf } from './auth.js';
+import { auditDetail } from '../../admin/channel-editor.js';
 
 export interface ReloadResult {
   /** True when the config and every manifest of providers.dir loaded and applied. */
@@ -20,9 +21,50 @@ export interface ReloadResult {
 
 /** Channels, the effective configuration and reloads. */
 export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, reload?: () => Promise<ReloadResult>): void {
-  app.get('/admin/api/channels', { schema: { tags: ['admin: channels'], summary: 'Channels: models, breaker state, requests, error rate and p50/p99 latency over 5 and 60 minutes' } }, async () => ({
+  const tags = ['admin: channels'];
+  const Name = Type.Object({ name: Type.String({ maxLength: 64 }) });
+  // The body is checked by the channel schema itself (ChannelEditor), so its messages name the field and what it allows.
+  const Body = Type.Record(Type.String(), Type.Unknown());
+
+  app.get('/admin/api/channels', { schema: { tags, summary: 'Channels (config file and runtime): fields, credentials as "set", breaker, requests, error rate and p50/p99 latency over 5 and 60 minutes' } }, async () => ({
     data: admin.channels.list(),
   }));
+
+  app.get<{ Params: { name: string } }>('/admin/api/channels/:name', { schema: { tags, summary: 'One channel', params: Name } }, async (request) => admin.channels.get(request.params.name));
+
+  app.post<{ Body: Record<string, unknown> }>(
+    '/admin/api/channels',
+    { schema: { tags, summary: 'Add a channel at runtime (the fields of a config file channel); every instance serves it within 2 s', body: Body } },
+    async (request, reply) => {
+      const a = actorOf(request);
+      const channel = await admin.channels.editor.create(request.body);
+      await admin.audit.record(actorName(a), 'channel.create', channel.name, auditDetail(request.body), request.adminClient.address);
+      return reply.code(201).send(await admin.channels.applied(channel.name));
+    },
+  );
+
+  app.patch<{ Params: { name: string }; Body: Record<string, unknown> }>(
+    '/admin/api/channels/:name',
+    { schema: { tags, summary: 'Change the fields sent (null clears an optional one); a config file channel takes only enabled', params: Name, body: Body } },
+    async (request) => {
+      const a = actorOf(request);
+      const { name } = request.params;
+      const channel = await admin.channels.editor.update(name, request.body);
+      const keys = Object.keys(request.body);
+      const action = keys.length === 1 && keys[0] === 'enabled' ? (channel.enabled ? 'channel.enable' : 'channel.disable') : 'channel.update';
+      await admin.audit.record(actorName(a), action, name, auditDetail(request.body), request.adminClient.address);
+      return admin.channels.applied(name);
+    },
+  );
+
+  app.delete<{ Params: { name: string } }>('/admin/api/channels/:name', { schema: { tags, summary: 'Remove a channel added at runtime (its open tasks still finish through it)', params: Name } }, async (request) => {
+    const a = actorOf(request);
+    const { name } = request.params;
+    await admin.channels.editor.remove(name);
+    await admin.audit.record(actorName(a), 'channel.remove', name, {}, request.adminClient.address);
+    await admin.channels.refreshed();
+    return { name, removed: true };
+  });
 
   app.post<{ Params: { name: string } }>(
     '/admin/api/channels/:name/test',
@@ -31,6 +73,17 @@ export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, 
       const a = actorOf(request);
       const result = await admin.channels.test(request.params.name);
       await admin.audit.record(actorName(a), 'channel.test', request.params.name, { ok: result.ok, status: result.status, latency_ms: result.latency_ms }, request.adminClient.address);
+      return result;
+    },
+  );
+
+  app.post<{ Params: { name: string } }>(
+    '/admin/api/channels/:name/probe',
+    { schema: { tags, summary: 'Run the channel\'s health probe now (a model list or its base URL: nothing billable); a channel taken out is put back when it answers', params: Name } },
+    async (request) => {
+      const a = actorOf(request);
+      const result = await admin.channels.probe(request.params.name);
+      await admin.audit.record(actorName(a), 'channel.probe', request.params.name, { ok: result.ok, status: result.status, latency_ms: result.latency_ms }, request.adminClient.address);
       return result;
     },
   );
