@@ -64,7 +64,7 @@ describe('mediagate commands and flags', () => {
     const cases: [string[], RegExp][] = [
       [['keys'], /^mediagate: keys: needs a command: create, list, update, credit, revoke, webhook-secret/],
       [['keys', 'frob'], /^mediagate: unknown keys command "frob": one of create, list/],
-      [['frob'], /^mediagate: unknown command "frob": one of serve, keys, admin/],
+      [['frob'], /^mediagate: unknown command "frob": one of serve, keys, projects, admin, channels, usage/],
       [['keys', 'create'], /^mediagate: keys create: needs --name NAME\nusage: mediagate keys create /],
       [['keys', 'create', '--name'], /^mediagate: keys create: --name needs a value \(NAME\)/],
       [['keys', 'update'], /^mediagate: keys update: needs ID\n/],
