@@ -15,6 +15,9 @@ import { registerChannelSecrets, registerSecret } from './http/redact.js';
 import { Metrics } from './http/metrics.js';
 import { createTaskServices, type TaskServices } from './tasks/index.js';
 import { createTaskLifecycle, type TaskLifecycle } from './tasks/lifecycle.js';
+import { ImageWaits } from './tasks/image-waits.js';
+import { taskLogger } from './tasks/log.js';
+import { ImageWaitsRepo } from './store/repos/image-waits.js';
 import type { Simulator } from './simulator/server.js';
 import { CreditService } from './limits/credit.js';
 import { DEFAULT_LEASE_OPTIONS, LeaseBook } from './limits/credit-lease.js';
@@ -72,13 +75,15 @@ export interface Services {
   tasks: TaskServices;
   /** List, /content, archive and webhooks of video tasks (workers running unless noPoller). */
   lifecycle: TaskLifecycle;
+  /** Queued image requests whose client stopped waiting, settled when their provider tasks end (running unless noPoller). */
+  imageWaits: ImageWaits;
   close(): Promise<void>;
 }
 
 export interface ServiceOptions {
   /** Skip starting the embedded simulator even if the config asks for it. */
   noSimulator?: boolean;
-  /** Do not start the video task poller (CLI commands, tests that drive pollers themselves). */
+  /** Do not start the video task poller nor the image-wait worker (CLI commands, tests that drive pollers themselves). */
   noPoller?: boolean;
   /** Keep the embedded simulator's port and URL secret in this file across restarts (serve on SQLite). */
   simulatorStateFile?: string;
@@ -202,9 +207,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   watchMoneyAndBreakers(metrics, credit, relay);
   const tasks = createTaskServices({ config, store, catalog, relay, upstream, credit, ledger });
   const lifecycle = createTaskLifecycle({ config, store, tasks, upstream, registry: metrics.registry });
+  const imageWaits = new ImageWaits({ config, repo: new ImageWaitsRepo(store.db, store.dialect), catalog, upstream, credit, ledger, log: taskLogger(config) });
   if (!opts.noPoller) {
     tasks.poller.start();
     lifecycle.start();
+    imageWaits.start();
   }
   const holdSweep = setInterval(() => {
     credit.releaseAbandoned(config.limits.abandoned_hold_s * 1000).catch((err: unknown) => warn(`abandoned-hold sweep failed: ${(err as Error).message}`));
@@ -239,10 +246,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     simulator,
     tasks,
     lifecycle,
+    imageWaits,
     async close() {
       clearInterval(holdSweep);
       channels.stop();
       health.close();
+      await imageWaits.stop();
       await tasks.poller.stop();
       await lifecycle.stop();
       await credit.close();

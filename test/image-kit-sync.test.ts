@@ -7,7 +7,8 @@ import { startSimulator, type Simulator } from '../src/simulator/server.js';
 
 // The kit's images engine on synchronous providers (Gemini image models and Imagen on their
 // simulator parts): base64 answers given as gateway URLs or base64, token billing from the
-// provider's usage, per-image billing, edits with the upload inlined, and a moderation refusal.
+// provider's usage, per-image billing, edits with the upload inlined, a moderation refusal, and a
+// reply of text only (an upstream error, not a refusal).
 
 const CREDIT = 10_000_000;
 
@@ -54,6 +55,16 @@ describe('kit images: synchronous providers', () => {
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toMatch(/1024x1024, 832x1248/);
+  });
+
+  it('answers a Gemini reply of text without an image as 502 upstream_error, not a refusal, with nothing charged', async () => {
+    const { id, key } = await gw.createKey({ creditMicros: CREDIT });
+    const r = await fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-2.5-flash-image', prompt: 'a kite [text-only]' }) });
+    const body = (await r.json()) as { error: { code: string; type: string; message: string } };
+    expect(r.status, JSON.stringify(body)).toBe(502);
+    expect(body.error).toMatchObject({ code: 'upstream_error', type: 'server_error' });
+    expect(body.error.message).toMatch(/without an image/);
+    expect(await gw.services.credit.spendable(id)).toBe(CREDIT);
   });
 
   it('makes n Imagen images in one call, charged per image; a refused prompt is a 400 with nothing charged', async () => {

@@ -13,10 +13,12 @@ import { ReservationsRepo } from '../src/store/repos/reservations.js';
 // The poller's crash-recovery sweep (finished tasks whose credit hold a dead process left open)
 // runs every 30 s; the abandoned-hold sweep every minute. Both must cost in proportion to the held
 // reservations, not to the finished tasks: their plans start from the held reservations
-// (reservations_held) and look tasks up by reservation (tasks_reservation), on both stores.
+// (reservations_held) and look tasks up by reservation (tasks_reservation), on both stores. The
+// abandoned-hold sweep leaves the holds of image waits alone, found by image_waits_reservation.
 
 const FINISHED = 20_000;
 const OPEN = 40;
+const WAITS = 2_000;
 
 describe('hold sweeps: query plans on a table of finished tasks', () => {
   let db: Awaited<ReturnType<typeof freshDatabaseUrl>>;
@@ -44,6 +46,12 @@ describe('hold sweeps: query plans on a table of finished tasks', () => {
     await add('lost-', 2, 'FAILURE', 'held');
     await sql`insert into reservations (id, key_id, amount_micros, state, charged_micros, created_at, closed_at)
       select 'chat-' || i, 'k', 1000, 'held', 0, 1, null from (${series(5)}) s`.execute(store.db);
+    // Image requests whose client stopped waiting: 3 holds as old as the chat ones, but belonging
+    // to a wait; WAITS rows in all, so the table has statistics worth planning from.
+    await sql`insert into reservations (id, key_id, amount_micros, state, charged_micros, created_at, closed_at)
+      select 'wait-' || i, 'k', 1000, 'held', 0, 1, null from (${series(3)}) s`.execute(store.db);
+    await sql`insert into image_waits (id, key_id, model, channel, endpoint, status, error, input_units, started_at, reservation_id, units, tasks, state, next_attempt_at, lease_owner, lease_until, expires_at, created_at)
+      select 'w-' || i, 'k', 'm', 'c', 'images.generations', 504, '', 0, 1, case when i < 3 then 'wait-' else 'done-' end || i, '{}', '{}', 'pending', 1, null, 0, 1, 1 from (${series(WAITS)}) s`.execute(store.db);
     // PostgreSQL plans from statistics (autovacuum gathers them in production); SQLite has none
     // unless someone runs ANALYZE, and its plan must hold without them.
     if (pgDb) await sql`analyze`.execute(store.db);
@@ -96,6 +104,7 @@ describe('hold sweeps: query plans on a table of finished tasks', () => {
     const plan = await planOf(seen[0]);
     expect(plan).toContain('reservations_held');
     expect(plan).toContain('tasks_reservation');
+    expect(plan).toContain('image_waits_reservation');
     if (store.dialect === 'postgres') expect(plan).not.toMatch(/Seq Scan/);
     else expect(plan).not.toMatch(/SCAN (tasks|reservations)$/m);
   });

@@ -45,14 +45,33 @@ export interface ImagesBilled {
   megapixels?: number;
 }
 
+/** One provider task of a queued request: its id, and the URL it is read at when the provider gave one. */
+export interface TaskRef {
+  id: string;
+  pollUrl?: string;
+}
+
+/**
+ * The open tasks of a queued request that outlived the wait, as plain data (kept in the store, so
+ * another process can follow them): the tasks still running, those cancelled for a client that
+ * left, and what the finished ones made and the provider billed.
+ */
+export interface PendingTasks {
+  tasks: TaskRef[];
+  cancelled: string[];
+  images: number;
+  billed: ImagesBilled;
+}
+
 /**
  * A queued request whose task(s) outlived the wait (timeout, or the client left): the images are
- * not returned, but the provider still makes (and bills) them. `finish` follows the tasks to their
- * end and says what they came to; no images and nothing billed when they failed or were cancelled.
+ * not returned, but the provider still makes (and bills) them. `state` is followed by the
+ * adapter's `check` until no task is open; `lifetimeS` bounds how long that may take.
  */
 export interface PendingImages {
   taskIds: string[];
-  finish(): Promise<{ images: number; billed?: ImagesBilled }>;
+  state: PendingTasks;
+  lifetimeS: number;
 }
 
 /** The answer in OpenAI's shape: {created, data, usage?} plus OpenAI's optional top-level fields. */
@@ -97,6 +116,13 @@ export interface ImageModelCaps {
 export interface ImagesAdapter {
   generate(call: ImagesCall, target: Target, params: ImageParams): Promise<ImagesResult>;
   edit(call: ImagesCall, target: Target, input: EditInput): Promise<ImagesResult>;
+  /** The provider answers with tasks, so a request may outlive its wait (its hold is kept in the store). */
+  queued?: boolean;
+  /**
+   * Reads each open task of `pending` once: a finished one leaves the list and adds what it made
+   * and billed (a failed or cancelled one adds nothing); one that could not be read stays open.
+   */
+  check?(call: ImagesCall, target: Target, pending: PendingTasks): Promise<PendingTasks>;
   /** What an upstream model accepts, as `generate` and `edit` check it; absent: the provider judges. */
   caps?(upstreamModel: string): ImageModelCaps;
 }

@@ -79,13 +79,11 @@ export interface Outcome<R> {
   /** The answer is already out: a failing settle is handed here (to be logged) instead of failing the request. */
   settleFailed?: (err: Error) => void;
   /**
-   * The cost is known only later (an image task still running when its client stopped waiting):
-   * the hold stays open and the row is claimed now, then settled and written when this resolves
-   * (released, and written at cost 0, when it rejects). `costMicros` is ignored.
+   * The hold and the row are handed to another owner (a queued image request whose client stopped
+   * waiting, settled when its provider tasks end): neither settled nor written here, but the row is
+   * claimed so no one else writes it. `costMicros` is ignored.
    */
-  later?: Promise<{ output: number; costMicros: number; billedBy?: string }>;
-  /** Where a failure of `later` is told (it is logged). */
-  laterFailed?: (err: Error) => void;
+  handedOff?: boolean;
   /** Tracing: the model the provider says answered, its finish reasons, the task it created. */
   responseModel?: string;
   finishReasons?: string[];
@@ -157,10 +155,10 @@ export async function meteredCall<A, R>(
     }
     if (answering) {
       const o = outcome;
-      endAttempt(answering, m.model.config.kind, { status: o.status, input: o.input, output: o.output, costMicros: o.later ? undefined : o.costMicros, responseModel: o.responseModel, finishReasons: o.finishReasons, taskId: o.taskId });
+      endAttempt(answering, m.model.config.kind, { status: o.status, input: o.input, output: o.output, costMicros: o.handedOff ? undefined : o.costMicros, responseModel: o.responseModel, finishReasons: o.finishReasons, taskId: o.taskId });
     }
-    if (outcome.later) {
-      settleLater(d, hold, outcome, m.claimRow() ? (output, cost, overage, billedBy) => write(outcome.status, outcome.input ?? inputUnits, output, cost, overage, { billedBy }) : () => undefined);
+    if (outcome.handedOff) {
+      m.claimRow();
       return outcome.value;
     }
     if (outcome.costMicros !== undefined && !outcome.settleFailed) {
@@ -188,22 +186,6 @@ export async function meteredCall<A, R>(
 interface RowNote {
   billedBy?: string;
   error?: string;
-}
-
-/** Closes a hold whose cost a later promise tells (the request's row claimed already, written here). */
-function settleLater<R>(d: MeterDeps, hold: Hold, outcome: Outcome<R>, write: (output: number, cost: number, overage: number, billedBy: string) => void): void {
-  const failed = outcome.laterFailed ?? ((err: Error) => process.stderr.write(`mediagate: settling a queued request failed: ${err.message}\n`));
-  outcome.later!.then(
-    async ({ output, costMicros, billedBy }) => {
-      const settled = await d.credit.settle(hold, costMicros);
-      write(output, settled?.chargedMicros ?? costMicros, settled?.overageMicros ?? 0, billedBy ?? '');
-    },
-    async (err: Error) => {
-      failed(err);
-      await releaseQuietly(d.credit, hold);
-      write(0, 0, 0, '');
-    },
-  ).catch((err: Error) => failed(err));
 }
 
 async function releaseQuietly(credit: CreditService, hold: Hold): Promise<void> {

@@ -6,7 +6,8 @@ import { GatewayError, errors } from '../http/errors.js';
 import { redactDeep } from '../http/redact.js';
 import { limitModel } from '../pipeline/steps.js';
 import { claimUsageRow, noteUsageModel } from '../limits/usage-backstop.js';
-import { imageCostMicros, imageQuote, type ImageUnits } from '../limits/pricing.js';
+import { imageCostMicros, imageQuote } from '../limits/pricing.js';
+import { holdUnits, spentUnits } from '../relay/image-cost.js';
 import type { CatalogModel } from '../relay/catalog.js';
 import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest, type Outcome } from '../relay/metered.js';
 import { deliverImages } from '../relay/image-delivery.js';
@@ -14,7 +15,7 @@ import { imageFilesFor, type ImageFiles } from '../relay/image-files.js';
 import { baseForRequest } from '../tasks/content/gateway-url.js';
 import { ImagesRelay } from '../relay/images.js';
 import type { Target } from '../upstream/target.js';
-import type { ImageParams, ImagesBilled, ImagesResult } from '../providers/image-types.js';
+import type { ImageParams, ImagesResult } from '../providers/image-types.js';
 import type { Services } from '../services.js';
 import { parseEditFields, parseGenerationBody } from './image-params.js';
 import { ImageUpload, busboyLimits, discardRest, type UploadLimits } from './image-upload.js';
@@ -38,45 +39,7 @@ function imageModel(services: Services, p: Principal, id: string): CatalogModel 
   );
 }
 
-/** Output tokens one image is held at on a model priced per token (Gemini bills 1,290 at 1K and 2,000 at 4K). */
-const HOLD_TOKENS_PER_IMAGE = 2000;
-
-/** Megapixels of a size (`WxH`, or a `NK` tier); a size the request leaves to the provider counts as `fallback`. */
-function megapixels(size: string | undefined, fallback: number): number {
-  const wh = /^(\d+)x(\d+)$/.exec(size ?? '');
-  if (wh) return (Number(wh[1]) * Number(wh[2])) / 1e6;
-  const tier = /^([1-9])K$/.exec(size ?? '');
-  return tier ? (1024 * Number(tier[1])) ** 2 / 1e6 : fallback;
-}
-
-/** What n images may cost at most (the hold), in the unit the model is priced in. */
-function holdUnits(params: ImageParams): ImageUnits {
-  const n = params.n ?? 1;
-  return {
-    images: n,
-    size: params.size,
-    quality: params.quality,
-    n,
-    megapixels: n * megapixels(params.size, 4.2),
-    inputTokens: Math.ceil(params.prompt.length / 2),
-    outputTokens: n * HOLD_TOKENS_PER_IMAGE,
-  };
-}
-
-/** What the images returned (or a finished task's) cost: the provider's billed units where it reports them. */
-function spentUnits(params: ImageParams, images: number, billed: ImagesBilled | undefined): ImageUnits {
-  const tokens = billed?.outputTokens !== undefined || billed?.inputTokens !== undefined;
-  return {
-    images: billed?.images ?? images,
-    size: params.size,
-    quality: params.quality,
-    n: params.n ?? 1,
-    megapixels: billed?.megapixels ?? (billed?.images ?? images) * megapixels(params.size, 1.05),
-    ...(tokens ? { inputTokens: billed?.inputTokens ?? 0, outputTokens: billed?.outputTokens ?? 0 } : {}),
-  };
-}
-
-async function serve(request: GatewayRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation, files: ImageFiles): Promise<unknown> {
+async function serve(request: GatewayRequest, services: Services, endpoint: Endpoint, model: CatalogModel, params: ImageParams, inputImages: number, op: Operation, files: ImageFiles, queued: boolean): Promise<unknown> {
   let served: Target | undefined;
   const metered: MeteredRequest = {
     principal: principalOf(request),
@@ -88,6 +51,8 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
     goneMessage: 'The client closed the request before the images were ready.',
     inputUnits: inputImages,
     holdMicros: imageCostMicros(model.config, holdUnits(params)),
+    // A queued request may outlive its wait and be settled by another process: its hold is a row.
+    durable: queued,
   };
   const value = await meteredCall(
     services,
@@ -96,19 +61,27 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
       served = target;
       return op(target);
     },
-    async (result: ImagesResult): Promise<Outcome<unknown>> => {
+    async (result: ImagesResult, call): Promise<Outcome<unknown>> => {
       const pending = result.pending;
       if (pending) {
-        // The wait ended first: the task goes on and is settled by what it makes and the provider bills.
-        const gone = request.departed.aborted;
-        const later = pending.finish().then((r) => {
-          const q = imageQuote(model.config, spentUnits(params, r.images, r.billed));
-          return { output: r.images, costMicros: q.micros, billedBy: q.billedBy };
-        });
-        const error = gone
+        // The wait ended first: the tasks go on, and the image-wait worker settles them by what they make.
+        const error = request.departed.aborted
           ? new GatewayError(CLIENT_CLOSED, 'client_closed_request', 'The client closed the request before the images were ready.')
           : new GatewayError(504, 'upstream_timeout', `The images were not ready in time (task ${pending.taskIds.join(', ')}); the task is left to finish and is charged only what it makes. Retry, or raise the model's wait.timeout_s.`);
-        return { status: error.status, value: error, later };
+        await services.imageWaits.record({
+          principal: metered.principal,
+          model: model.id,
+          channel: call.channel,
+          endpoint,
+          status: error.status,
+          error: error.message,
+          inputUnits: inputImages,
+          started: metered.started,
+          hold: call.hold,
+          pricedBy: params,
+          pending,
+        });
+        return { status: error.status, value: error, handedOff: true };
       }
       // An edit without response_format answers base64, as OpenAI's edit models do: clients such as the
       // Vercel AI SDK's edit path send none and read only b64_json.
@@ -169,7 +142,7 @@ export function registerImageRoutes(app: Routes, services: Services): void {
     const m = imageModel(services, principalOf(request), model);
     // The rate-limit hook already counted a JSON body's model; this is a no-op then.
     await limitModel(request, model);
-    return serve(request, services, 'images.generations', m, params, 0, (target) => images.generate(target, params, request.departed, m.config.wait), files);
+    return serve(request, services, 'images.generations', m, params, 0, (target) => images.generate(target, params, request.departed, m.config.wait), files, images.queued(m));
   });
 
   // A multipart form is read on this route only, with the gateway's upload limits.
@@ -197,7 +170,7 @@ export function registerImageRoutes(app: Routes, services: Services): void {
         const m = early?.id === model ? early : imageModel(services, p, model);
         await limitModel(request, model);
         const input = { ...params, images: upload.images, mask: upload.mask };
-        return await serve(request, services, 'images.edits', m, params, upload.images.length, (target) => images.edit(target, input, request.departed, m.config.wait), files);
+        return await serve(request, services, 'images.edits', m, params, upload.images.length, (target) => images.edit(target, input, request.departed, m.config.wait), files, images.queued(m));
       } finally {
         await upload.cleanup();
       }

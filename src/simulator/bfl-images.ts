@@ -3,18 +3,20 @@ import { sendJson, readJson, type SimContext, type SimRoute } from './router.js'
 import { crc32, seedOf } from './png.js';
 import { sniffImageType } from '../http/image-type.js';
 import { SIMULATOR_IMAGE_FILES } from '../providers/simulator/wire.js';
+import { outcomeOf } from './video-common.js';
+import { imageTaskMs } from './image-common.js';
 
 // Black Forest Labs' FLUX API, from its public reference (docs.bfl.ai): POST /v1/{model} with the
 // key in `x-key` answers {id, polling_url, cost, input_mp, output_mp}; GET the polling URL (also
 // /v1/get_result?id=) answers {id, status, result, progress}, status one of Pending, Ready, Error,
 // Request Moderated, Content Moderated, Task not found; a Ready result holds `sample`, a signed
 // URL to the image. Validation errors are 422 {detail:[{loc, msg, type}]}.
-// Prompt markers: [sim:sensitive] → Request Moderated; [sim:fail] → Error.
+// Prompt markers: [sim:sensitive] → Request Moderated at once (the prompt refused); the outcome
+// markers of video-common.ts at the end of the run: [moderation] → Content Moderated (the output
+// refused), [fail] → Error, [expire] → Task not found (the task forgotten), [stuck] → Pending forever.
 
 const PART = 'bfl-images';
-const TASK_MS = 400;
 const SENSITIVE = '[sim:sensitive]';
-const FAIL = '[sim:fail]';
 
 interface Task {
   id: string;
@@ -23,7 +25,7 @@ interface Task {
   height: number;
   seed: number;
   created: number;
-  outcome: 'ready' | 'moderated' | 'error';
+  outcome: 'ready' | 'refused' | 'moderated' | 'error' | 'forgotten' | 'stuck';
 }
 
 /** Models and how each takes its shape: width/height (FLUX 1.1 [pro], [dev]) or aspect_ratio (Kontext, Ultra). */
@@ -91,22 +93,35 @@ function create(ctx: SimContext): void {
   if (tol !== undefined && (!Number.isInteger(tol) || (tol as number) < 0 || (tol as number) > 6)) return invalid(ctx, 'safety_tolerance', 'Input should be from 0 to 6');
   const seed = (seedOf(body.prompt) ^ (typeof body.seed === 'number' ? body.seed : 0) ^ crc32(...inputs)) >>> 0;
   const id = randomUUID();
-  const outcome = body.prompt.includes(SENSITIVE) ? 'moderated' : body.prompt.includes(FAIL) ? 'error' : 'ready';
+  const outcome = body.prompt.includes(SENSITIVE) ? 'refused' : OUTCOMES[outcomeOf(body.prompt)];
   tasks(ctx).set(id, { id, model, width: size[0], height: size[1], seed, created: Date.now(), outcome });
   const mp = Math.round((size[0] * size[1]) / 1e4) / 100;
   sendJson(ctx.res, 200, { id, polling_url: `${ctx.state.baseUrl}/bfl/v1/get_result?id=${id}`, cost: 4, input_mp: 0, output_mp: mp });
 }
+
+/** How a task ends per outcome marker (BFL has no cancel: [cancel] ends like [fail]). */
+const OUTCOMES: Record<ReturnType<typeof outcomeOf>, Task['outcome']> = {
+  succeeded: 'ready',
+  failed: 'error',
+  cancelled: 'error',
+  moderated: 'moderated',
+  expired: 'forgotten',
+  stuck: 'stuck',
+};
 
 function getResult(ctx: SimContext): void {
   const id = ctx.url.searchParams.get('id') ?? '';
   const t = tasks(ctx).get(id);
   if (!t) return sendJson(ctx.res, 200, { id, status: 'Task not found', result: null, progress: null });
   const ms = Date.now() - t.created;
-  if (t.outcome === 'moderated') return sendJson(ctx.res, 200, { id, status: 'Request Moderated', result: null, progress: null, details: { 'Moderation Reasons': ['Derivative Works Filter'] } });
-  if (ms < TASK_MS) return sendJson(ctx.res, 200, { id, status: 'Pending', result: null, progress: Math.round((ms / TASK_MS) * 100) / 100 });
+  const run = imageTaskMs(ctx.state);
+  if (t.outcome === 'refused') return sendJson(ctx.res, 200, { id, status: 'Request Moderated', result: null, progress: null, details: { 'Moderation Reasons': ['Derivative Works Filter'] } });
+  if (ms < run || t.outcome === 'stuck') return sendJson(ctx.res, 200, { id, status: 'Pending', result: null, progress: Math.round((ms / run) * 100) / 100 });
   if (t.outcome === 'error') return sendJson(ctx.res, 200, { id, status: 'Error', result: null, progress: null, details: { error: 'Generation failed' } });
+  if (t.outcome === 'moderated') return sendJson(ctx.res, 200, { id, status: 'Content Moderated', result: null, progress: null, details: { 'Moderation Reasons': ['Content Moderated'] } });
+  if (t.outcome === 'forgotten') return sendJson(ctx.res, 200, { id, status: 'Task not found', result: null, progress: null });
   const file = `${t.width}x${t.height}-${t.seed.toString(16).padStart(8, '0')}`;
-  sendJson(ctx.res, 200, { id, status: 'Ready', result: { sample: `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${file}.png`, prompt: '', seed: t.seed, start_time: t.created / 1000, end_time: (t.created + TASK_MS) / 1000, duration: TASK_MS / 1000 }, progress: null });
+  sendJson(ctx.res, 200, { id, status: 'Ready', result: { sample: `${ctx.state.baseUrl}${SIMULATOR_IMAGE_FILES}${file}.png`, prompt: '', seed: t.seed, start_time: t.created / 1000, end_time: (t.created + run) / 1000, duration: run / 1000 }, progress: null });
 }
 
 /** The key goes in `x-key`; a missing or empty one is BFL's 403. */

@@ -8,9 +8,17 @@ import { authenticate, googleError } from './veo-video.js';
 // (generationConfig.imageConfig.aspectRatio, and imageSize 1K/2K/4K on gemini-3-pro-image), input
 // images as inline_data parts, usageMetadata in tokens, and a refusal as promptFeedback.blockReason
 // or a candidate whose finishReason is IMAGE_SAFETY. Imagen answers :predict with
-// predictions[].bytesBase64Encoded (sampleCount 1–4, aspectRatio). Marker: [sim:sensitive] refuses.
+// predictions[].bytesBase64Encoded (sampleCount 1–4, aspectRatio). Markers: [sim:sensitive]
+// refuses the prompt (promptFeedback.blockReason; Imagen: no predictions); [moderation] filters the
+// output (a candidate ending IMAGE_SAFETY without an image; Imagen: no predictions); [fail] is a
+// 500 INTERNAL error; [text-only] makes a Gemini model answer with text and no image (finishReason
+// STOP), as it does when it chats instead of drawing.
 
 const SENSITIVE = '[sim:sensitive]';
+const MODERATED = '[moderation]';
+const FAIL = '[fail]';
+const TEXT_ONLY = '[text-only]';
+const internal = (ctx: SimContext) => sendJson(ctx.res, 500, googleError(500, 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'));
 /** Output size per aspect ratio at 1K (Gemini's table); 2K and 4K scale it. */
 const SIZES: Record<string, [number, number]> = {
   '1:1': [1024, 1024], '2:3': [832, 1248], '3:2': [1248, 832], '3:4': [864, 1184], '4:3': [1184, 864],
@@ -67,6 +75,13 @@ function generateContent(ctx: SimContext): void {
   if (prompt.includes(SENSITIVE)) {
     return sendJson(ctx.res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model });
   }
+  if (prompt.includes(FAIL)) return internal(ctx);
+  if (prompt.includes(TEXT_ONLY)) {
+    return sendJson(ctx.res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: 'Which style would you like the image in?' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: 9, totalTokenCount: promptTokens + 9 }, modelVersion: model });
+  }
+  if (prompt.includes(MODERATED)) {
+    return sendJson(ctx.res, 200, { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata: { promptTokenCount: promptTokens, totalTokenCount: promptTokens }, modelVersion: model });
+  }
   const scale = tier === '4K' ? 4 : tier === '2K' ? 2 : 1;
   const [w, h] = SIZES[ratio].map((v) => v * scale);
   const png = patternImage(w, h, (seedOf(prompt) ^ crc32(...inputs)) >>> 0);
@@ -92,7 +107,8 @@ function predict(ctx: SimContext): void {
   const tier = p.imageSize ?? '1K';
   if (tier !== '1K' && tier !== '2K') return bad(ctx, 'imageSize must be 1K or 2K.');
   // Filtered images are left out of predictions; a prompt that is refused leaves none.
-  if (prompt.includes(SENSITIVE)) return sendJson(ctx.res, 200, {});
+  if (prompt.includes(FAIL)) return internal(ctx);
+  if (prompt.includes(SENSITIVE) || prompt.includes(MODERATED)) return sendJson(ctx.res, 200, {});
   const [w, h] = IMAGEN[ratio].map((v) => (tier === '2K' ? v * 2 : v));
   const seed = seedOf(prompt);
   sendJson(ctx.res, 200, {

@@ -1,7 +1,8 @@
 import { WAN_IMAGE_MODELS, QWEN_IMAGE_SIZES } from '../providers/dashscope/wire.js';
 import { readJson, sendJson, type SimContext, type SimRoute } from './router.js';
 import { dashscopeAsync, dashscopeAuthenticate, dashscopeError, dashscopeErrorFor, dashscopeInvalid as invalid, dashscopeStamp as stamp } from './dashscope-common.js';
-import { drawPictures, imageTaskMs } from './image-common.js';
+import { dataUrlImage, drawPictures, imageInput, imageTaskMs } from './image-common.js';
+import { crc32 } from './png.js';
 import { fileUrl } from './images.js';
 import { outcomeOf, partState, phaseAt, taskMap, uuid, type SimOutcome } from './video-common.js';
 
@@ -12,6 +13,8 @@ import { outcomeOf, partState, phaseAt, taskMap, uuid, type SimOutcome } from '.
 //        → {request_id, output:{task_id, task_status:"PENDING"}}
 //   GET  /api/v1/tasks/{task_id} (served by wan-video.ts's task route, which asks this part)
 //        → {request_id, output:{task_status, results:[{url, orig_prompt, actual_prompt}], task_metrics}, usage:{image_count}}
+//   POST /api/v1/services/aigc/image2image/image-synthesis  (Wan 2.5 image edit, also async)
+//        {model, input:{prompt, images:[url | data:image/…;base64,…] (1–3), negative_prompt?}, parameters:{size?, n, seed, prompt_extend, watermark}}
 // Outcome markers in the prompt (video-common.ts): [fail] ends FAILED with an internal error,
 // [moderation] FAILED with DataInspectionFailed, [cancel] CANCELED, [expire] UNKNOWN.
 
@@ -44,12 +47,26 @@ function sizeOf(model: string, size: unknown): [number, number] | string {
   return ok ? [w, h] : `parameters.size must be width*height with total pixels from 768*768 to 1440*1440 and a ratio from 1:4 to 4:1 for ${model}.`;
 }
 
-function create(ctx: SimContext): void {
-  if (!dashscopeAsync(ctx)) return;
+/** Models of image2image/image-synthesis (Wan 2.5 image edit): 1–3 input images, output 768*768 to 1280*1280 pixels. */
+const EDIT_MODELS: Record<string, { maxN: number; maxPrompt: number; maxImages: number }> = {
+  'wan2.5-i2i-preview': { maxN: 4, maxPrompt: 2000, maxImages: 3 },
+};
+
+/** An edit's `size` "W*H": total pixels from 768*768 to 1280*1280, ratio 1:4 to 4:1. */
+function editSizeOf(model: string, size: unknown): [number, number] | string {
+  const m = typeof size === 'string' ? /^(\d{2,5})\*(\d{2,5})$/.exec(size) : null;
+  const [w, h] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+  const ok = m && w * h >= 768 * 768 && w * h <= 1280 * 1280 && w / h <= 4 && h / w <= 4;
+  return ok ? [w, h] : `parameters.size must be width*height with total pixels from 768*768 to 1280*1280 and a ratio from 1:4 to 4:1 for ${model}.`;
+}
+
+/** The body both calls share, checked; undefined when an error was sent. */
+function readTask(ctx: SimContext, models: Record<string, { maxN: number; maxPrompt: number }>) {
+  if (!dashscopeAsync(ctx)) return undefined;
   const body = readJson(ctx, (m) => dashscopeError('InvalidParameter', m));
-  if (!body) return;
+  if (!body) return undefined;
   const model = typeof body.model === 'string' ? body.model : '';
-  const spec = WAN_IMAGE_MODELS[model];
+  const spec = models[model];
   if (!spec) return invalid(ctx, 'Model not exist.');
   const input = body.input as Record<string, unknown> | undefined;
   const params = (body.parameters ?? {}) as Record<string, unknown>;
@@ -58,18 +75,46 @@ function create(ctx: SimContext): void {
   if (typeof prompt !== 'string' || !prompt) return invalid(ctx, 'input.prompt is required.', 'MissingParameter');
   if (prompt.length > spec.maxPrompt) return invalid(ctx, `input.prompt must be at most ${spec.maxPrompt} characters for ${model}.`);
   if (input.negative_prompt !== undefined && (typeof input.negative_prompt !== 'string' || input.negative_prompt.length > 500)) return invalid(ctx, 'input.negative_prompt must be a string of at most 500 characters.');
-  const size = sizeOf(model, params.size ?? spec.defaultSize);
-  if (typeof size === 'string') return invalid(ctx, size);
   // DashScope's `n` defaults to 4 on models that make more than one image a task.
   const n = params.n ?? Math.min(4, spec.maxN);
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > spec.maxN) return invalid(ctx, spec.maxN === 1 ? `parameters.n must be 1 for ${model}.` : `parameters.n must be an integer from 1 to ${spec.maxN}.`);
   const seed = params.seed;
   if (seed !== undefined && (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > 2147483647)) return invalid(ctx, 'parameters.seed must be an integer in [0, 2147483647].');
   for (const k of ['prompt_extend', 'watermark']) if (params[k] !== undefined && typeof params[k] !== 'boolean') return invalid(ctx, `parameters.${k} must be a boolean.`);
+  return { model, input, params, prompt, n, seed: (seed as number | undefined) ?? 0 };
+}
+
+function start(ctx: SimContext, t: Omit<ImageTask, 'id' | 'createdMs' | 'outcome' | 'cancelledMs'>): void {
   const id = uuid();
-  const task: ImageTask = { id, model, prompt, width: size[0], height: size[1], n, seed: (seed as number | undefined) ?? 0, createdMs: Date.now(), outcome: outcomeOf(prompt), cancelledMs: null };
-  part(ctx).tasks.set(id, task);
+  part(ctx).tasks.set(id, { ...t, id, createdMs: Date.now(), outcome: outcomeOf(t.prompt), cancelledMs: null });
   sendJson(ctx.res, 200, { request_id: uuid(), output: { task_id: id, task_status: 'PENDING' } });
+}
+
+function create(ctx: SimContext): void {
+  const r = readTask(ctx, WAN_IMAGE_MODELS);
+  if (!r) return;
+  const size = sizeOf(r.model, r.params.size ?? WAN_IMAGE_MODELS[r.model].defaultSize);
+  if (typeof size === 'string') return invalid(ctx, size);
+  start(ctx, { model: r.model, prompt: r.prompt, width: size[0], height: size[1], n: r.n, seed: r.seed });
+}
+
+/** Wan 2.5 image edit: input.images (1–3, URLs or data:image/…;base64 strings) redrawn by the prompt. */
+function createEdit(ctx: SimContext): void {
+  const r = readTask(ctx, EDIT_MODELS);
+  if (!r) return;
+  const images = r.input.images;
+  const max = EDIT_MODELS[r.model].maxImages;
+  if (!Array.isArray(images) || !images.length || images.length > max) return invalid(ctx, `input.images must hold 1 to ${max} images.`, images === undefined ? 'MissingParameter' : 'InvalidParameter');
+  const inputs: Buffer[] = [];
+  for (const [i, v] of images.entries()) {
+    const got = imageInput(v, dataUrlImage);
+    if (typeof got === 'string') return invalid(ctx, `input.images[${i}] ${got}.`);
+    if (got) inputs.push(got);
+  }
+  // Without a size the output keeps about 1280*1280 pixels (the simulator draws it square).
+  const size = r.params.size === undefined ? ([1280, 1280] as [number, number]) : editSizeOf(r.model, r.params.size);
+  if (typeof size === 'string') return invalid(ctx, size);
+  start(ctx, { model: r.model, prompt: r.prompt, width: size[0], height: size[1], n: r.n, seed: (r.seed ^ (inputs.length ? crc32(...inputs) : 0)) >>> 0 });
 }
 
 /** An image task as GET /api/v1/tasks/{id} answers it; undefined when the id is not an image task. */
@@ -109,5 +154,6 @@ export function cancelWanImageTask(ctx: SimContext, id: string): void {
 export function wanImageRoutes(): SimRoute[] {
   return [
     { name: 'dashscope.images.create', method: 'POST', pattern: /^\/api\/v1\/services\/aigc\/text2image\/image-synthesis$/, auth: true, authenticate: dashscopeAuthenticate, errorBody: dashscopeErrorFor, handle: create },
+    { name: 'dashscope.images.edit', method: 'POST', pattern: /^\/api\/v1\/services\/aigc\/image2image\/image-synthesis$/, auth: true, authenticate: dashscopeAuthenticate, errorBody: dashscopeErrorFor, handle: createEdit },
   ];
 }

@@ -563,6 +563,38 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('channels').execute();
       },
     },
+    // Queued image requests whose client stopped waiting: the provider tasks and the credit hold,
+    // followed to their end by the image-wait worker (claimed with a lease, like the outbox).
+    '0017_image_waits': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('image_waits')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('model', 'text', (c) => c.notNull())
+          .addColumn('channel', 'text', (c) => c.notNull())
+          .addColumn('endpoint', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('error', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('input_units', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('started_at', 'bigint', (c) => c.notNull())
+          .addColumn('reservation_id', 'text')
+          .addColumn('units', 'text', (c) => c.notNull())
+          .addColumn('tasks', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('image_waits_due').on('image_waits').columns(['state', 'next_attempt_at']).execute();
+        await db.schema.createIndex('image_waits_reservation').on('image_waits').column('reservation_id').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('image_waits').ifExists().execute();
+      },
+    },
   };
 }
 

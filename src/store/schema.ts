@@ -243,6 +243,39 @@ export interface WebhookOutboxTable {
   delivered_at: number;
 }
 
+/**
+ * A queued image request whose client stopped waiting (a 504, or it left) while the provider
+ * still works: followed by the image-wait worker until its tasks end, then its hold settled and
+ * its one usage row written.
+ */
+export interface ImageWaitTable {
+  id: string;
+  key_id: string;
+  /** The gateway model id (prices) and the channel that took the tasks. */
+  model: string;
+  channel: string;
+  endpoint: string;
+  /** The usage row's status (504 or 499), the message its client was told, its input units and when the request arrived. */
+  status: number;
+  error: string;
+  input_units: number;
+  started_at: number;
+  /** The credit hold (null: a key with unlimited credit). */
+  reservation_id: string | null;
+  /** JSON: the request's size and quality, what the images are priced by. */
+  units: string;
+  /** JSON: the open provider tasks and what the finished ones made (PendingTasks). */
+  tasks: string;
+  /** pending until the tasks end; the row is deleted when settled. */
+  state: string;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number;
+  /** Past this the tasks are given up on and the hold released. */
+  expires_at: number;
+  created_at: number;
+}
+
 export interface ResponseTable {
   id: string;
   key_id: string;
@@ -356,4 +389,5 @@ export interface Database {
   responses: ResponseTable;
   response_items: ResponseItemTable;
   idempotency_keys: IdempotencyKeyTable;
+  image_waits: ImageWaitTable;
 }

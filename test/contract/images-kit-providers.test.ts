@@ -7,11 +7,12 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { KLING_SIMULATOR_ACCOUNT } from '../../src/providers/kling/wire.js';
 import { sniffImageType } from '../../src/http/image-type.js';
 
-// The image contract for the manifest providers Kling, MiniMax, Ideogram, Recraft, Stability, fal
-// and Replicate, each a channel of its own type against its simulator part, through the gateway
-// with the official OpenAI SDK: generate two images (b64_json, and url that downloads), edit where
-// the model edits (with a mask where it takes one), a failure and a content-safety refusal each in
-// OpenAI's error shape with the credit returned. Kling, fal and Replicate run through their polling.
+// The image contract for every manifest image provider (Black Forest Labs, Gemini, Imagen,
+// DashScope, Kling, MiniMax, Ideogram, Recraft, Stability, fal, Replicate), each a channel of its
+// own type against its simulator part, through the gateway with the official OpenAI SDK: generate
+// two images (b64_json, and url that downloads), edit where the model edits (with a mask where it
+// takes one), a failure and a content-safety refusal each in OpenAI's error shape with the credit
+// returned. BFL, DashScope, Kling, fal and Replicate run through their polling.
 
 interface Row {
   type: string;
@@ -24,6 +25,10 @@ interface Row {
 }
 
 const ROWS: Row[] = [
+  { type: 'bfl', model: 'flux-pro-1.1', channel: (sim) => ({ base_url: `${sim}/bfl`, api_key: 'bfl-contract-secret' }), edit: 'plain', editModel: 'flux-kontext-pro' },
+  { type: 'gemini', model: 'gemini-2.5-flash-image', channel: (sim) => ({ base_url: sim, api_key: 'gemini-contract-secret' }), edit: 'plain' },
+  { type: 'gemini', model: 'imagen-4.0-fast-generate-001', channel: (sim) => ({ base_url: sim, api_key: 'imagen-contract-secret' }), edit: 'none' },
+  { type: 'dashscope', model: 'wan2.2-t2i-flash', channel: (sim) => ({ base_url: sim, api_key: 'sk-dashscope-contract-secret' }), edit: 'plain', editModel: 'wan2.5-i2i-preview' },
   { type: 'kling', model: 'kling-v2', channel: (sim) => ({ base_url: sim, api_key: KLING_SIMULATOR_ACCOUNT.apiKey, api_secret: KLING_SIMULATOR_ACCOUNT.apiSecret }), edit: 'plain' },
   { type: 'minimax', model: 'image-01', channel: (sim) => ({ base_url: sim, api_key: 'mm-contract-secret' }), edit: 'plain' },
   { type: 'ideogram', model: 'ideogram-v3', channel: (sim) => ({ base_url: sim, api_key: 'ideo-contract-secret' }), edit: 'mask' },
@@ -46,7 +51,7 @@ describe('image contract: manifest providers on their simulator parts', () => {
     const channels = ROWS.map((r) => {
       const ids = [r.model, ...(r.editModel ? [r.editModel] : [])];
       for (const id of ids) models[id] = { kind: 'image', owned_by: r.type, price: { per_image: 0.01 }, wait: { interval_ms: 50, timeout_s: 20 } };
-      return { name: r.type, type: r.type, models: ids, ...r.channel(sim.url) };
+      return { name: `${r.type}-${r.model.replace(/[^a-z0-9-]/gi, '-')}`, type: r.type, models: ids, ...r.channel(sim.url) };
     });
     gw = await startGateway({ simulator: { embedded: false }, channels, models });
   });
@@ -55,7 +60,7 @@ describe('image contract: manifest providers on their simulator parts', () => {
     await sim?.close();
   });
 
-  describe.each(ROWS)('$type', (r) => {
+  describe.each(ROWS)('$type $model', (r) => {
     it('generates two images, as b64_json and as a url that downloads, and charges them', async () => {
       const { id, key } = await gw.createKey({ creditMicros: CREDIT });
       const b64 = await client(key).images.generate({ model: r.model, prompt: 'a red boat', n: 2, response_format: 'b64_json' });

@@ -1,11 +1,11 @@
 import type { Dispatcher } from 'undici';
-import { GatewayError } from '../../http/errors.js';
+import { GatewayError, errors } from '../../http/errors.js';
 import { allowsPrivateNetwork } from '../../upstream/address-guard.js';
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { readJsonBody } from '../../upstream/json.js';
 import type { Target } from '../../upstream/target.js';
 import { usageCount } from '../../upstream/usage-number.js';
-import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesBilled, ImagesCall, ImagesResult } from '../image-types.js';
+import type { EditInput, ImageDatum, ImageParams, ImagesAdapter, ImagesBilled, ImagesCall, ImagesResult, PendingTasks, TaskRef } from '../image-types.js';
 import { multipartBody, type FormFile } from '../multipart-body.js';
 import { sameOrigin } from '../video-support.js';
 import { KitHttp } from './http.js';
@@ -19,14 +19,12 @@ import { stateOf, textOf } from './view.js';
 // The ImagesAdapter a manifest's `images` describes: the OpenAI Images request checked and mapped
 // (image-request.ts), one upstream call per `per_call` images (n fanned out), answers read as JSON
 // or as image bytes, and a provider that answers with a task polled until its images are ready —
-// or, past the wait, handed back as pending so the route can answer 504 and settle it later.
+// or, past the wait, handed back as pending tasks (plain data) that `check` reads until they end.
 
 const DEFAULT_INTERVAL_MS = 1000;
 const DEFAULT_TIMEOUT_S = 120;
 /** How long a task is followed after the client stopped waiting, when the manifest does not say. */
 const DEFAULT_LIFETIME_S = 900;
-/** After the wait, a task is polled at most this often. */
-const SETTLE_INTERVAL_MS = 2000;
 const MAX_IMAGE_ANSWER = 64 * 1024 * 1024;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -198,7 +196,13 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
 
   function refusal(a: Answer, fallback: string): GatewayError | null {
     const mod = spec.moderation;
-    if (!mod?.any || !('json' in a) || !mod.any.some((t) => allAt(a.json, t.path).some((v) => passes(v, t)) || (t.present === false && allAt(a.json, t.path).length === 0))) return null;
+    if (!mod?.any || !('json' in a)) return null;
+    const json = a.json;
+    const holds = (t: (typeof mod.any)[number]) => {
+      const values = (Array.isArray(t.path) ? t.path : [t.path]).flatMap((p) => allAt(json, p));
+      return values.some((v) => passes(v, t)) || (t.present === false && values.length === 0);
+    };
+    if (!mod.any.some(holds)) return null;
     const message = (mod.message && textOf(a.json, mod.message)) || fallback;
     return new GatewayError(400, mod.code ?? 'content_policy_violation', `${m.name} refused to make the image: ${message}`);
   }
@@ -229,11 +233,6 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   }
 
   // --- queued providers ---------------------------------------------------------------------
-
-  interface TaskRef {
-    id: string;
-    pollUrl?: string;
-  }
 
   function taskOf(a: Answer): TaskRef {
     const t = spec.task!;
@@ -313,37 +312,25 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
     }
   }
 
-  /** Follows tasks the client no longer waits for, to their end: what they made and billed. */
-  function follow(call: ImagesCall, target: Target, refs: TaskRef[], cancelled: Set<string>, done: { images: number; billed: ImagesBilled }) {
-    const lifetime = (spec.task!.lifetime_s ?? DEFAULT_LIFETIME_S) * 1000;
-    return async (): Promise<{ images: number; billed?: ImagesBilled }> => {
-      const signal = AbortSignal.timeout(lifetime);
-      const own: ImagesCall = { upstream: call.upstream, signal };
-      const total = { images: done.images, billed: { ...done.billed } };
-      await Promise.all(
-        refs.map(async (ref) => {
-          for (;;) {
-            if (signal.aborted) throw new Error(`the ${m.name} task ${ref.id} did not finish within ${lifetime / 1000} s`);
-            let got: Polled;
-            try {
-              got = await poll(own, target, ref);
-            } catch (err) {
-              // A task that failed (or was cancelled) makes nothing and is billed nothing.
-              if (err instanceof GatewayError || (err instanceof UpstreamFailure && err.kind === 'status' && err.status === 502)) return;
-              if (cancelled.has(ref.id) && err instanceof UpstreamFailure && err.status === 404) return;
-              await sleep(SETTLE_INTERVAL_MS, signal);
-              continue;
-            }
-            if (got.done) {
-              add(total, imagesOf(got.answer));
-              return;
-            }
-            await sleep(SETTLE_INTERVAL_MS, signal);
-          }
-        }),
-      );
-      return total;
-    };
+  /** One read of each open task: the finished leave the list, adding what they made and billed. */
+  async function check(call: ImagesCall, target: Target, pending: PendingTasks): Promise<PendingTasks> {
+    const next: PendingTasks = { tasks: [], cancelled: pending.cancelled, images: pending.images, billed: { ...pending.billed } };
+    for (const ref of pending.tasks) {
+      let got: Polled;
+      try {
+        got = await poll(call, target, ref);
+      } catch (err) {
+        // A task that failed (or was cancelled) makes nothing and is billed nothing.
+        if (err instanceof GatewayError || (err instanceof UpstreamFailure && err.kind === 'status' && err.status === 502)) continue;
+        if (pending.cancelled.includes(ref.id) && err instanceof UpstreamFailure && err.status === 404) continue;
+        // Not readable now (the network, the provider): read again next time.
+        next.tasks.push(ref);
+        continue;
+      }
+      if (got.done) add(next, imagesOf(got.answer));
+      else next.tasks.push(ref);
+    }
+    return next;
   }
 
   function add(total: { images: number; billed: ImagesBilled }, got: { data: ImageDatum[]; billed?: ImagesBilled }): void {
@@ -390,12 +377,12 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       }
       if (got.size < refs.length) {
         const open = refs.filter((r) => !got.has(r.id));
-        const cancelled = new Set<string>();
+        const cancelled: string[] = [];
         // A client that left: its tasks are cancelled where the provider can; what still runs is settled.
-        if (call.signal?.aborted) for (const r of open) if (await cancel({ upstream: call.upstream }, target, r)) cancelled.add(r.id);
-        const done = { images: 0, billed: {} as ImagesBilled };
-        for (const a of got.values()) add(done, imagesOf(a));
-        pending = { taskIds: open.map((r) => r.id), finish: follow(call, target, open, cancelled, done) };
+        if (call.signal?.aborted) for (const r of open) if (await cancel({ upstream: call.upstream }, target, r)) cancelled.push(r.id);
+        const state: PendingTasks = { tasks: open, cancelled, images: 0, billed: {} };
+        for (const a of got.values()) add(state, imagesOf(a));
+        pending = { taskIds: open.map((r) => r.id), state, lifetimeS: spec.task.lifetime_s ?? DEFAULT_LIFETIME_S };
         return { created: Math.floor(Date.now() / 1000), data: [], pending };
       }
       finals = refs.map((r) => got.get(r.id)!);
@@ -412,7 +399,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
         const refused = refusal(a, 'the provider returned no image');
         if (refused) throw refused;
       }
-      throw new UpstreamFailure('malformed', `${m.name} answered without an image`, 200);
+      // Not a refusal (a model that replied in words): the provider's failure, said plainly.
+      throw errors.upstreamError(`${m.name} answered without an image (nothing is charged); a model that replies in text may need the prompt to ask for a picture.`);
     }
     return { created: Math.floor(Date.now() / 1000), data, ...(Object.keys(billed).length ? { billed } : {}), ...answered(finals, billed) };
   }
@@ -439,6 +427,8 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
   return {
     generate: (call, target, params) => run(call, target, 'generate', params),
     edit: (call, target, input) => run(call, target, 'edit', input, input),
+    queued: !!spec.task,
+    check,
     caps: (model) => imageCaps(m, model),
   };
 }

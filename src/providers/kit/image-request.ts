@@ -154,7 +154,10 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
   const f = imageFacts(m, model);
   const name = m.name;
   const ops = f.operations ?? ['generate', ...(variantsFor(m, 'edit') ? (['edit'] as const) : [])];
-  if (!ops.includes(operation)) throw unsupported(operation === 'edit' ? 'image' : 'model', `${model} on ${name} cannot ${operation} images (it can: ${list(ops)}).`);
+  if (!ops.includes(operation)) {
+    if (operation === 'generate') throw unsupported('model', `${model} on ${name} edits images only: send it an image at POST /v1/images/edits.${generators(m)}`);
+    throw unsupported('image', `${model} on ${name} cannot ${operation} images (it can: ${list(ops)}).`);
+  }
   const extraNames = m.images.extra ?? [];
   const out: ImageRequest = { operation, prompt: p.prompt, n: p.n ?? 1, images: [], extra: {}, passed: {} };
   if (p.response_format !== undefined) out.response_format = p.response_format;
@@ -227,6 +230,12 @@ export function imageRequest(m: ImageManifest, model: string, operation: ImageOp
     throw maxImages === 0 ? unsupported('image', `${model} on ${name} takes no input images.`) : refuse('image', `${model} on ${name} takes at most ${maxImages} input image${maxImages === 1 ? '' : 's'}.`);
   }
   return out;
+}
+
+/** The provider's models that draw from text alone, as a sentence (empty when it has none). */
+function generators(m: ImageManifest): string {
+  const ids = m.models.filter((e) => e.id && e.image && (imageFacts(m, e.id).operations ?? ['generate']).includes('generate')).map((e) => e.id!);
+  return ids.length ? ` ${m.name} models that generate from text: ${list(ids)}.` : '';
 }
 
 /** What a model accepts, from the same facts imageRequest checks a request against. */

@@ -358,7 +358,7 @@ export interface ImagesSpec {
    * The provider's content-safety refusal, answered 400 `content_policy_violation` (nothing charged):
    * a finished answer without images where one of `any` holds, or an error answer matching `errors`.
    */
-  moderation?: { any?: ({ path: string } & Test)[]; errors?: { status?: number[]; codes?: (string | number)[] }; code?: string; message?: TextSpec };
+  moderation?: { any?: ({ path: string | string[] } & Test)[]; errors?: { status?: number[]; codes?: (string | number)[] }; code?: string; message?: TextSpec };
   usage?: ImageUsageSpec;
 }
 

@@ -3,8 +3,8 @@ import type { Database } from '../schema.js';
 import type { Dialect } from '../db.js';
 
 /** Work tables whose rows wait in state `pending` until `next_attempt_at`, claimed with a lease. */
-type WorkTable = 'task_archives' | 'webhook_outbox';
-const KEY: Record<WorkTable, 'task_id' | 'id'> = { task_archives: 'task_id', webhook_outbox: 'id' };
+type WorkTable = 'task_archives' | 'webhook_outbox' | 'image_waits';
+const KEY: Record<WorkTable, 'task_id' | 'id'> = { task_archives: 'task_id', webhook_outbox: 'id', image_waits: 'id' };
 
 /**
  * Claims up to `limit` due pending rows whose lease ran out for `owner`, in one atomic step:

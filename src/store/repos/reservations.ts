@@ -142,6 +142,8 @@ export class ReservationsRepo {
       .where('state', '=', sql.lit('held'))
       .where('created_at', '<', cutoff)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tasks').select('task_id').whereRef('tasks.reservation_id', '=', 'reservations.id'))))
+      // An image request's hold kept for its provider tasks is closed by the image-wait worker.
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('image_waits').select('id').whereRef('image_waits.reservation_id', '=', 'reservations.id'))))
       .limit(limit)
       .execute();
     return rows.map((r) => r.id);
