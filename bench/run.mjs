@@ -5,7 +5,7 @@
 // `node bench/run.mjs --help` (bench/lib/args.mjs).
 import { fetch } from 'undici';
 import { performance } from 'node:perf_hooks';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -125,15 +125,22 @@ async function main() {
     const unlimitedKey = createKey(root, configPath, { unlimited: true }).key;
     createProject(root, configPath, 'bench-project');
     const budgetedKey = createKey(root, configPath, { project: 'bench-project' }).key;
+    // The traced gateways each get a copy of the database (keys included): one SQLite file serves one process.
+    const tracedDb = (name) => {
+      const file = join(tmp, `mediagate-${name}.db`);
+      for (const ext of ['', '-wal']) if (existsSync(join(tmp, `mediagate.db${ext}`))) copyFileSync(join(tmp, `mediagate.db${ext}`), `${file}${ext}`);
+      return `sqlite:${file}`;
+    };
+    const tracedDbs = { traced10: tracedDb('traced10'), traced100: tracedDb('traced100') };
     const profDir = join(tmp, 'profile');
     const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
-    // Tracing's cost: the same gateway (same database, same keys) with telemetry on, exporting to a
+    // Tracing's cost: the same gateway (a copy of its database, same keys) with telemetry on, exporting to a
     // local OTLP receiver: a parent-based 10% sampler, and every request sampled.
     const traced = {};
     if (!flags.targets || flags.targets.some((t) => t.startsWith('traced'))) {
       const sink = await startServer('otlp-sink', [join(root, 'bench/servers/otlp-sink.mjs')]);
       const tracedConfig = (name, sampler, arg) =>
-        writeConfig(tmp, up.url, root, { ...(P.tasksConfig ? { tasks: P.tasksConfig } : {}), telemetry: { enabled: true, endpoint: sink.url, sampler, sampler_arg: arg } }, `mediagate-${name}.json`);
+        writeConfig(tmp, up.url, root, { ...(P.tasksConfig ? { tasks: P.tasksConfig } : {}), database: { url: tracedDbs[name] }, telemetry: { enabled: true, endpoint: sink.url, sampler, sampler_arg: arg } }, `mediagate-${name}.json`);
       traced.traced10 = await startMediagate(root, await tracedConfig('traced10', 'parentbased_traceidratio', 0.1), { name: 'mediagate-traced10' });
       traced.traced100 = await startMediagate(root, await tracedConfig('traced100', 'always_on', 1), { name: 'mediagate-traced100' });
     }
