@@ -114,7 +114,7 @@ describe('images: upstream failures', () => {
     const res = await generate(key, { model: 'doubao-seedream-4-0-250828', prompt: '[sim:sensitive] something', size: '8x8' });
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
-    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.code).toBe('content_policy_violation');
     expect(body.error.message).toMatch(/OutputImageSensitiveContentDetected/);
     expect(await gw.services.credit.spendable(id)).toBe(1_000_000);
   });

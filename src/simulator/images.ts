@@ -13,7 +13,7 @@ import { SIMULATOR_IMAGE_FILES } from '../providers/simulator/wire.js';
 const MAX_SIDE = 4096;
 const MAX_PIXELS = 4096 * 4096;
 const MAX_N = 10;
-/** Prompt marker that makes the Ark route refuse every image as sensitive (content filter). */
+/** Prompt marker that makes the routes refuse as their providers' safety systems do: Ark every image as sensitive, OpenAI the request. */
 export const SENSITIVE_MARKER = '[sim:sensitive]';
 
 export interface Picture {
@@ -77,6 +77,13 @@ export function pictures(n: number, size: [number, number], seed: number): Pictu
   return Array.from({ length: n }, (_, i) => ({ width: size[0], height: size[1], seed: (seed + i * 0x9e3779b1) >>> 0 }));
 }
 
+/** OpenAI's refusal of a prompt its safety system blocks (gpt-image-1): a 400 with code moderation_blocked. */
+function refuseUnsafe(ctx: SimContext): void {
+  sendJson(ctx.res, 400, {
+    error: { message: 'Your request was rejected as a result of our safety system. Your request may contain content that is not allowed by our safety system.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' },
+  });
+}
+
 function openaiGenerate(ctx: SimContext): void {
   const body = readJson(ctx, (m) => openaiError(m, 'invalid_json'));
   if (!body) return;
@@ -88,6 +95,7 @@ function openaiGenerate(ctx: SimContext): void {
   if (!size) return bad(`size must be WIDTHxHEIGHT, at most ${MAX_SIDE} per side.`, 'size');
   const format = body.response_format ?? 'url';
   if (format !== 'url' && format !== 'b64_json') return bad('response_format must be url or b64_json.', 'response_format');
+  if (body.prompt.includes(SENSITIVE_MARKER)) return refuseUnsafe(ctx);
   sendJson(ctx.res, 200, {
     created: Math.floor(Date.now() / 1000),
     data: openaiData(ctx, pictures(n, size, seedOf(body.prompt)), format, body.prompt),
@@ -107,6 +115,7 @@ function openaiEdit(ctx: SimContext): void {
   const prompt = field('prompt');
   if (!prompt || !prompt.trim()) return bad('prompt is required.', 'prompt');
   if (!images.length) return bad('image is required.', 'image');
+  if (prompt.includes(SENSITIVE_MARKER)) return refuseUnsafe(ctx);
   if (images.length > 16) return bad('At most 16 images.', 'image');
   for (const img of images) if (!sniffImageType(img.data)) return bad(`Invalid image file "${img.filename}": use png, jpeg or webp.`, 'image');
   // A PNG's header names its size, and the output defaults to the first image's: a few bytes may

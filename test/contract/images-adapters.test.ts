@@ -149,6 +149,17 @@ describe('images adapter contract', () => {
       expect(await gw.services.credit.spendable(id)).toBe(CREDIT);
     });
 
+    it('answers a moderation refusal in OpenAI’s error shape and charges nothing', async () => {
+      const { id, key } = await gw.createKey({ creditMicros: CREDIT });
+      const err = await client(key)
+        .images.generate({ model: c.model, prompt: 'a harbour at night [sim:sensitive]', size: '16x16' })
+        .then(() => null, (e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect(err!.status).toBe(400);
+      expect(err!.error).toMatchObject({ message: expect.stringMatching(/safety|sensitive/i), code: 'content_policy_violation' });
+      expect(await gw.services.credit.spendable(id)).toBe(CREDIT);
+    });
+
     const secret = c.channel('http://sim').api_key;
     it.runIf(typeof secret === 'string')('shows no channel key in any answer or log line', async () => {
       const { key } = await gw.createKey();
