@@ -95,7 +95,12 @@ describe('official clients on every model of the embedded default (GET /v1/model
       models.image,
       2,
       async (model) => {
-        const r = await openai.images.generate({ model, prompt: 'a corgi', n: 1 });
+        const r = await openai.images.generate({ model, prompt: 'a corgi', n: 1 }).catch((err: unknown) => {
+          // An edit-only model refuses to generate, saying so (image-models-every-provider edits with it).
+          if (err instanceof OpenAI.APIError && err.status === 400 && /edits images only/.test(err.message)) return null;
+          throw err;
+        });
+        if (r === null) return;
         expect(r.data?.length).toBe(1);
         expect(r.data![0].url ?? r.data![0].b64_json).toBeTruthy();
       },
