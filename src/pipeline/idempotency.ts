@@ -50,7 +50,7 @@ function repeated(rawHeaders: string[]): boolean {
 
 /**
  * The request's fingerprint, started with its method, path and query and the media type of its body;
- * the body's bytes are added by fingerprintBody() or fingerprintForm().
+ * the body's bytes are added by the body step (steps.ts), or by fingerprintForm() for a form.
  */
 export function fingerprintStart(request: GatewayRequest): Hash {
   const type = request.headers['content-type'] ?? '';
