@@ -60,6 +60,13 @@ module.exports = {
       to: { path: '^src/', pathNot: ['^src/storage/', '^src/config/schema\\.ts$', '^src/http/'] },
     },
     {
+      name: 'telemetry-stays-below',
+      severity: 'error',
+      comment: 'Spans and metrics are helpers every floor may call: telemetry imports only the config schema and http helpers.',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/', pathNot: ['^src/telemetry/', '^src/config/schema\\.ts$', '^src/http/'] },
+    },
+    {
       name: 'ground-floor-modules',
       severity: 'error',
       comment: 'Id helpers and shared wire helpers import nothing of the gateway, so any floor may use them.',
