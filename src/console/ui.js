@@ -40,6 +40,23 @@ export function usePages() {
   return { cursor: cursors[cursors.length - 1], reset: () => setCursors([null]), Pager };
 }
 
+/**
+ * An operator's action and its error line: `act(work)` clears the error, runs `work`, and keeps what
+ * it threw for <ErrorLine>.
+ */
+export function useAction() {
+  const [error, setError] = useState(null);
+  const act = async (work) => {
+    setError(null);
+    try {
+      await work();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return { error, setError, act };
+}
+
 export function ErrorLine({ error }) {
   return error ? html`<p class="error" role="alert">${error.message}</p>` : null;
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { html, useLoad, ErrorLine, fmtTime } from '../ui.js';
+import { html, useAction, useLoad, ErrorLine, fmtTime } from '../ui.js';
 import { shown } from '../text.js';
 
 // Channels: the config file's (read-only but for enabled) and those added at runtime, with their
@@ -40,18 +40,15 @@ function ChannelFields({ form, set, isNew, hasKey }) {
 
 function AddChannel({ onAdded }) {
   const [form, setForm] = useState(EMPTY);
-  const [error, setError] = useState(null);
+  const { error, act } = useAction();
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
-  const submit = async (e) => {
+  const submit = (e) => {
     e.preventDefault();
-    setError(null);
-    try {
+    act(async () => {
       await api('POST', '/channels', body(form, { withName: true }));
       setForm(EMPTY);
       onAdded();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   return html`<form class="inline" id="add-channel" onSubmit=${submit}>
       <${ChannelFields} form=${form} set=${set} isNew=${true} hasKey=${false} />
@@ -63,18 +60,14 @@ function AddChannel({ onAdded }) {
 function TestButton({ name, onDone }) {
   const [result, setResult] = useState(null);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const { error, act } = useAction();
   const test = async () => {
     setBusy(true);
-    setError(null);
-    try {
+    await act(async () => {
       setResult(await api('POST', `/channels/${encodeURIComponent(name)}/probe`));
       onDone();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
+    setBusy(false);
   };
   return html`<button type="button" class="test" disabled=${busy} onClick=${test}>${busy ? 'Testing…' : 'Test'}</button>
     ${result && html`<span class=${`test-result ${result.ok ? 'ok' : 'bad'}`}>${result.ok ? 'OK' : 'Failed'} · ${result.probe} · ${result.status ?? '—'} · ${result.latency_ms} ms · ${result.message}</span>`}
@@ -83,21 +76,17 @@ function TestButton({ name, onDone }) {
 
 function ChannelRow({ c, onChanged }) {
   const [mode, setMode] = useState(null);
-  const [error, setError] = useState(null);
+  const { error, setError, act } = useAction();
   const initial = () => ({ ...EMPTY, type: c.type, base_url: c.base_url, models: c.models.join(','), priority: String(c.priority), weight: String(c.weight) });
   const [form, setForm] = useState(initial);
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
   const path = `/channels/${encodeURIComponent(c.name)}`;
-  const run = async (work) => {
-    setError(null);
-    try {
+  const run = (work) =>
+    act(async () => {
       await work();
       setMode(null);
       onChanged();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
   const open = (next) => {
     // A reopened form starts from what is stored, never from a refused edit.
     setForm(initial());

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
-import { html, useLoad, usePages, ErrorLine, CopyValue, Clip, fmtTime } from '../ui.js';
+import { html, useAction, useLoad, usePages, ErrorLine, CopyValue, Clip, fmtTime } from '../ui.js';
 import { shown } from '../text.js';
 import { BudgetCell } from './projects.js';
 
@@ -8,13 +8,12 @@ const list = (s) => (s.trim() ? s.split(',').map((x) => x.trim()).filter(Boolean
 
 function CreateKey({ onCreated }) {
   const [form, setForm] = useState({ name: '', models: '', rpm: '', concurrency: '', credit: '' });
-  const [error, setError] = useState(null);
+  const { error, act } = useAction();
   const [made, setMade] = useState(null);
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
-  const submit = async (e) => {
+  const submit = (e) => {
     e.preventDefault();
-    setError(null);
-    try {
+    act(async () => {
       const body = { name: form.name, models: list(form.models) };
       if (form.rpm) body.rpm = Number(form.rpm);
       if (form.concurrency) body.concurrency = Number(form.concurrency);
@@ -23,9 +22,7 @@ function CreateKey({ onCreated }) {
       setMade(key);
       setForm({ name: '', models: '', rpm: '', concurrency: '', credit: '' });
       onCreated();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   return html`
     <form class="inline" id="create-key" onSubmit=${submit}>
@@ -51,7 +48,7 @@ const stored = (k) => ({ rpm: String(k.rpm), concurrency: String(k.concurrency),
 
 function KeyRow({ k, onChanged }) {
   const [mode, setMode] = useState(null);
-  const [error, setError] = useState(null);
+  const { error, setError, act } = useAction();
   const [edit, setEdit] = useState(() => stored(k));
   const [amount, setAmount] = useState('+10');
   // Opening a form starts from the stored values: what a refused attempt typed is not kept.
@@ -61,16 +58,12 @@ function KeyRow({ k, onChanged }) {
     setAmount('+10');
     setMode(mode === next ? null : next);
   };
-  const run = async (work) => {
-    setError(null);
-    try {
+  const run = (work) =>
+    act(async () => {
       await work();
       setMode(null);
       onChanged();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
   return html`
     <tr data-key=${k.id} data-name=${k.name}>
       <td>${shown(k.name)}<br /><small>${k.id}</small></td>

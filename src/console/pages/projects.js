@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { html, useLoad, ErrorLine } from '../ui.js';
+import { html, useAction, useLoad, ErrorLine } from '../ui.js';
 import { shown } from '../text.js';
 
 // Projects: named groups of keys with a price ratio and a budget. Spend against budget is shown
@@ -21,21 +21,18 @@ export function BudgetCell({ v }) {
 function CreateProject({ onCreated }) {
   const empty = { name: '', price_ratio: '', budget_usd: '', budget_period: 'month' };
   const [form, setForm] = useState(empty);
-  const [error, setError] = useState(null);
+  const { error, act } = useAction();
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
-  const submit = async (e) => {
+  const submit = (e) => {
     e.preventDefault();
-    setError(null);
-    try {
+    act(async () => {
       const body = { name: form.name };
       if (form.price_ratio) body.price_ratio = Number(form.price_ratio);
       if (form.budget_usd) Object.assign(body, { budget_usd: form.budget_usd, budget_period: form.budget_period });
       await api('POST', '/projects', body);
       setForm(empty);
       onCreated();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   return html`
     <form class="inline" id="create-project" onSubmit=${submit}>
