@@ -308,7 +308,7 @@ export class Poller extends ClaimWorker<TaskRow> {
    * Public so tests can race two pollers on one task.
    */
   async pollTask(row: TaskRow, now = Date.now()): Promise<TaskRow> {
-    return inTaskSpan('video_task poll', row, async () => this.finish(await this.pollOnce(row, now)));
+    return inTaskSpan('video_task poll', row, async (traceparent) => this.finish(await this.pollOnce(row, now, traceparent)));
   }
 
   /** A task still open after a poll past its deadline fails. */
@@ -317,7 +317,7 @@ export class Poller extends ClaimWorker<TaskRow> {
     return after;
   }
 
-  private async pollOnce(row: TaskRow, now: number): Promise<TaskRow> {
+  private async pollOnce(row: TaskRow, now: number, traceparent = ''): Promise<TaskRow> {
     const bound = this.bind(row);
     if (!bound) {
       this.d.log('warn', 'video task: its channel is no longer configured for video; backing off', { task_id: row.task_id, channel: row.channel });
@@ -326,7 +326,7 @@ export class Poller extends ClaimWorker<TaskRow> {
     let raw: Record<string, unknown>;
     const started = performance.now();
     try {
-      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.signal }, bound.target, row.upstream_id);
+      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.signal, traceparent: traceparent || undefined }, bound.target, row.upstream_id);
       this.observe?.(bound.channel.type, 'ok', (performance.now() - started) / 1000);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;

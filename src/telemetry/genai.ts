@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import { SpanKind, failSpan, startSpan, type Span } from './trace.js';
+import { SpanKind, childSpan, failSpan, outgoingTraceparent, sampled, type Span, type TraceParent } from './trace.js';
 import { recordOperation, recordTokens } from './meter.js';
 
 // The OpenTelemetry GenAI conventions on the gateway's upstream attempts: one CLIENT span per
@@ -32,38 +32,71 @@ export interface AttemptTarget {
   baseUrl: string;
 }
 
-/** One attempt's span and the attributes its metrics share. */
+/** One attempt: its span (null when the trace is not sampled), its traceparent and what its metrics share. */
 export interface Attempt {
-  span: Span;
+  span: Span | null;
+  /** The W3C traceparent the upstream request carries (the span's, or one with the sampled flag off). */
+  traceparent: string;
   metricAttributes: Attributes;
   started: number;
 }
 
-/** Starts an attempt's CLIENT span (a child of the active span: the request's, or a task poll's). */
-export function startAttempt(kind: string, model: string, target: AttemptTarget, attempt: number): Attempt {
+/** Host and port of a base URL (parsed once per URL: a path or query may carry a credential, so only these are kept). */
+const addresses = new Map<string, { host: string; port: number } | null>();
+function addressOf(baseUrl: string): { host: string; port: number } | null {
+  let a = addresses.get(baseUrl);
+  if (a === undefined) {
+    try {
+      const url = new URL(baseUrl);
+      a = { host: url.hostname, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
+    } catch {
+      a = null;
+    }
+    if (addresses.size >= 256) addresses.clear();
+    addresses.set(baseUrl, a);
+  }
+  return a;
+}
+
+/** The attempts whose spans record, by the target object of the attempt (for markFirstToken). */
+const recording = new WeakMap<object, Attempt>();
+
+/**
+ * Starts an attempt under `parent` (the request's server span): a CLIENT span when the trace is
+ * sampled, and the traceparent its upstream request carries either way.
+ */
+export function startAttempt(parent: TraceParent, kind: string, model: string, target: AttemptTarget, attempt: number, keyId?: string): Attempt {
   const operation = operationName(kind);
+  const address = addressOf(target.baseUrl);
   const metricAttributes: Attributes = {
     'gen_ai.operation.name': operation,
     'gen_ai.provider.name': providerName(target.channel.type),
     'gen_ai.request.model': model,
   };
-  const attributes: Attributes = { ...metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
-  try {
-    // Host and port only: a URL's path or query may carry a credential (Gemini's ?key=).
-    const url = new URL(target.baseUrl);
-    attributes['server.address'] = url.hostname;
-    attributes['server.port'] = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-    metricAttributes['server.address'] = url.hostname;
-  } catch {
-    // A base URL that does not parse has no address to report.
+  if (address) metricAttributes['server.address'] = address.host;
+  let span: Span | null = null;
+  if (sampled(parent)) {
+    const attributes: Attributes = { ...metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
+    if (address) attributes['server.port'] = address.port;
+    if (keyId) attributes['mediagate.key_id'] = keyId;
+    span = childSpan(parent, `${operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
   }
-  return { span: startSpan(`${operation} ${model}`, { kind: SpanKind.CLIENT, attributes }), metricAttributes, started: performance.now() };
+  const out = { span, traceparent: outgoingTraceparent(parent, span), metricAttributes, started: performance.now() };
+  if (span) recording.set(target, out);
+  return out;
+}
+
+/** A stream's first token went to the client: an event on the span of the attempt serving `target`. */
+export function markFirstToken(target: object): void {
+  recording.get(target)?.span?.addEvent('gen_ai.first_token');
 }
 
 /** The attempt failed: the span is marked and ended, its duration recorded with the error type. */
 export function failAttempt(attempt: Attempt, err: unknown): void {
-  failSpan(attempt.span, err);
-  attempt.span.end();
+  if (attempt.span) {
+    failSpan(attempt.span, err);
+    attempt.span.end();
+  }
   const kind = (err as { kind?: unknown } | null)?.kind;
   recordOperation(attempt.metricAttributes, (performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
 }
@@ -82,16 +115,18 @@ export interface AttemptResult {
 /** The answering attempt is over (its answer used): usage and cost on the span, then it ends. */
 export function endAttempt(attempt: Attempt, kind: string, result: AttemptResult): void {
   const span = attempt.span;
-  if (result.responseModel) span.setAttribute('gen_ai.response.model', result.responseModel);
-  if (result.finishReasons?.length) span.setAttribute('gen_ai.response.finish_reasons', result.finishReasons);
-  if (kind === 'chat') {
-    if (result.input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', result.input);
-    if (result.output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', result.output);
-    recordTokens(attempt.metricAttributes, result.input, result.output);
+  if (span) {
+    if (result.responseModel) span.setAttribute('gen_ai.response.model', result.responseModel);
+    if (result.finishReasons?.length) span.setAttribute('gen_ai.response.finish_reasons', result.finishReasons);
+    if (kind === 'chat') {
+      if (result.input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', result.input);
+      if (result.output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', result.output);
+    }
+    if (result.costMicros !== undefined) span.setAttribute('mediagate.cost_usd', result.costMicros / 1e6);
+    if (result.taskId) span.setAttribute('mediagate.task_id', result.taskId);
+    span.setAttribute('mediagate.status', result.status);
+    span.end();
   }
-  if (result.costMicros !== undefined) span.setAttribute('mediagate.cost_usd', result.costMicros / 1e6);
-  if (result.taskId) span.setAttribute('mediagate.task_id', result.taskId);
-  span.setAttribute('mediagate.status', result.status);
-  span.end();
+  if (kind === 'chat') recordTokens(attempt.metricAttributes, result.input, result.output);
   recordOperation(result.responseModel ? { ...attempt.metricAttributes, 'gen_ai.response.model': result.responseModel } : attempt.metricAttributes, (performance.now() - attempt.started) / 1000);
 }

@@ -1,11 +1,9 @@
-import { context, metrics, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { metrics, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider, PeriodicExportingMetricReader, type MetricProducer, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Config } from '../config/schema.js';
-import { setTracing } from './trace.js';
+import { setTracer } from './trace.js';
 import { setMeter } from './meter.js';
 
 // The OpenTelemetry SDK, loaded by src/telemetry/index.ts only when telemetry is on. OpenTelemetry's
@@ -92,9 +90,8 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
     sampler: samplerFrom(settings, env),
     spanProcessors: [new BatchSpanProcessor(await spanExporter(settings, env), { scheduledDelayMillis: settings.export_interval_ms })],
   });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // No context manager and no global propagator: the gateway carries its trace context on the
+  // request (src/telemetry/trace.ts) and writes traceparent headers itself.
   trace.setGlobalTracerProvider(tracer);
   let meter: MeterProvider | null = null;
   if (settings.metrics) {
@@ -108,16 +105,14 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
     metrics.setGlobalMeterProvider(meter);
     setMeter(meter.getMeter('mediagate'));
   }
-  setTracing(true);
+  setTracer(tracer.getTracer('mediagate'));
   return {
     async shutdown() {
-      setTracing(false);
+      setTracer(null);
       setMeter(null);
       await Promise.allSettled([tracer.shutdown(), meter?.shutdown()]);
       trace.disable();
       metrics.disable();
-      propagation.disable();
-      context.disable();
     },
   };
 }
