@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import { SpanKind, childSpan, failSpan, outgoingTraceparent, sampled, type Span, type TraceParent } from './trace.js';
-import { recordOperation, recordTokens } from './meter.js';
+import { metricsOn, recordOperation, recordTokens } from './meter.js';
 
 // The OpenTelemetry GenAI conventions on the gateway's upstream attempts: one CLIENT span per
 // attempt named "{gen_ai.operation.name} {gen_ai.request.model}", with the provider, the channel
@@ -37,6 +37,8 @@ export interface Attempt {
   span: Span | null;
   /** The W3C traceparent the upstream request carries (the span's, or one with the sampled flag off). */
   traceparent: string;
+  /** The attempt's metric series: its key (the attribute values joined) and attributes. */
+  metricKey: string;
   metricAttributes: Attributes;
   started: number;
 }
@@ -74,6 +76,7 @@ export function startAttempt(parent: TraceParent, kind: string, model: string, t
     'gen_ai.request.model': model,
   };
   if (address) metricAttributes['server.address'] = address.host;
+  const metricKey = metricsOn() ? `${operation}\n${metricAttributes['gen_ai.provider.name']}\n${model}\n${address?.host ?? ''}` : '';
   let span: Span | null = null;
   if (sampled(parent)) {
     const attributes: Attributes = { ...metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
@@ -81,7 +84,7 @@ export function startAttempt(parent: TraceParent, kind: string, model: string, t
     if (keyId) attributes['mediagate.key_id'] = keyId;
     span = childSpan(parent, `${operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
   }
-  const out = { span, traceparent: outgoingTraceparent(parent, span), metricAttributes, started: performance.now() };
+  const out = { span, traceparent: outgoingTraceparent(parent, span), metricKey, metricAttributes, started: performance.now() };
   if (span) recording.set(target, out);
   return out;
 }
@@ -98,7 +101,7 @@ export function failAttempt(attempt: Attempt, err: unknown): void {
     attempt.span.end();
   }
   const kind = (err as { kind?: unknown } | null)?.kind;
-  recordOperation(attempt.metricAttributes, (performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
+  recordOperation(attempt.metricKey, attempt.metricAttributes, (performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
 }
 
 /** What the answering attempt came to. */
@@ -127,6 +130,8 @@ export function endAttempt(attempt: Attempt, kind: string, result: AttemptResult
     span.setAttribute('mediagate.status', result.status);
     span.end();
   }
-  if (kind === 'chat') recordTokens(attempt.metricAttributes, result.input, result.output);
-  recordOperation(result.responseModel ? { ...attempt.metricAttributes, 'gen_ai.response.model': result.responseModel } : attempt.metricAttributes, (performance.now() - attempt.started) / 1000);
+  if (!metricsOn()) return;
+  if (kind === 'chat') recordTokens(attempt.metricKey, attempt.metricAttributes, result.input, result.output);
+  // Without gen_ai.response.model: it is read from the answer only when the trace is sampled.
+  recordOperation(attempt.metricKey, attempt.metricAttributes, (performance.now() - attempt.started) / 1000);
 }
