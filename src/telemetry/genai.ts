@@ -43,21 +43,45 @@ export interface Attempt {
   started: number;
 }
 
-/** Host and port of a base URL (parsed once per URL: a path or query may carry a credential, so only these are kept). */
-const addresses = new Map<string, { host: string; port: number } | null>();
-function addressOf(baseUrl: string): { host: string; port: number } | null {
-  let a = addresses.get(baseUrl);
-  if (a === undefined) {
+/** What every attempt of one model on one channel shares: its metric series and span attributes. */
+interface AttemptShape {
+  operation: string;
+  /** The metric series' key (one string, so a record's map lookup reuses its hash). */
+  metricKey: string;
+  metricAttributes: Attributes;
+  port: number | null;
+}
+
+/**
+ * Shapes by channel (its config object, replaced on a reload) and model: built on a channel's first
+ * attempt for a model, so an attempt builds no attributes, keys or URLs of its own.
+ */
+const shapes = new WeakMap<object, Map<string, AttemptShape>>();
+function shapeOf(kind: string, model: string, target: AttemptTarget): AttemptShape {
+  let byModel = shapes.get(target.channel);
+  if (!byModel) shapes.set(target.channel, (byModel = new Map()));
+  const id = `${kind}\n${model}\n${target.baseUrl}`;
+  let shape = byModel.get(id);
+  if (!shape) {
+    const operation = operationName(kind);
+    const metricAttributes: Attributes = {
+      'gen_ai.operation.name': operation,
+      'gen_ai.provider.name': providerName(target.channel.type),
+      'gen_ai.request.model': model,
+    };
+    let port: number | null = null;
     try {
-      const url = new URL(baseUrl);
-      a = { host: url.hostname, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
+      // Host and port only: a URL's path or query may carry a credential (Gemini's ?key=).
+      const url = new URL(target.baseUrl);
+      metricAttributes['server.address'] = url.hostname;
+      port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
     } catch {
-      a = null;
+      // A base URL that does not parse has no address to report.
     }
-    if (addresses.size >= 256) addresses.clear();
-    addresses.set(baseUrl, a);
+    const metricKey = Object.values(metricAttributes).join('\n');
+    byModel.set(id, (shape = { operation, metricKey, metricAttributes, port }));
   }
-  return a;
+  return shape;
 }
 
 /** The attempts whose spans record, by the target object of the attempt (for markFirstToken). */
@@ -68,23 +92,15 @@ const recording = new WeakMap<object, Attempt>();
  * sampled, and the traceparent its upstream request carries either way.
  */
 export function startAttempt(parent: TraceParent, kind: string, model: string, target: AttemptTarget, attempt: number, keyId?: string): Attempt {
-  const operation = operationName(kind);
-  const address = addressOf(target.baseUrl);
-  const metricAttributes: Attributes = {
-    'gen_ai.operation.name': operation,
-    'gen_ai.provider.name': providerName(target.channel.type),
-    'gen_ai.request.model': model,
-  };
-  if (address) metricAttributes['server.address'] = address.host;
-  const metricKey = metricsOn() ? `${operation}\n${metricAttributes['gen_ai.provider.name']}\n${model}\n${address?.host ?? ''}` : '';
+  const shape = shapeOf(kind, model, target);
   let span: Span | null = null;
   if (sampled(parent)) {
-    const attributes: Attributes = { ...metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
-    if (address) attributes['server.port'] = address.port;
+    const attributes: Attributes = { ...shape.metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
+    if (shape.port !== null) attributes['server.port'] = shape.port;
     if (keyId) attributes['mediagate.key_id'] = keyId;
-    span = childSpan(parent, `${operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
+    span = childSpan(parent, `${shape.operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
   }
-  const out = { span, traceparent: outgoingTraceparent(parent, span), metricKey, metricAttributes, started: performance.now() };
+  const out = { span, traceparent: outgoingTraceparent(parent, span), metricKey: shape.metricKey, metricAttributes: shape.metricAttributes, started: performance.now() };
   if (span) recording.set(target, out);
   return out;
 }
