@@ -29,8 +29,19 @@ export const FACTOR_DIMENSIONS: Record<ModelKindName, Record<string, Dimension>>
   chat: {},
 };
 
-/** What is wrong with a price's factors for a model of `kind` (`field` relative to the price), or null. */
-export function priceFactorProblem(kind: ModelKindName, price: PriceConfig | undefined): { field: string; message: string } | null {
+/** Rates only one model kind's price takes: the prompt-cache rates of chat models. */
+const KIND_ONLY_RATES: Partial<Record<keyof PriceConfig, ModelKindName>> = {
+  cached_input_per_million: 'chat',
+  cache_write_per_million: 'chat',
+};
+
+/** What is wrong with a price rule for a model of `kind` (`field` relative to the price), or null. */
+export function priceRuleProblem(kind: ModelKindName, price: PriceConfig | undefined): { field: string; message: string } | null {
+  for (const [rate, only] of Object.entries(KIND_ONLY_RATES)) {
+    if (price?.[rate as keyof PriceConfig] !== undefined && kind !== only) {
+      return { field: rate, message: `only a ${only} model's price takes ${rate} (this model is kind ${kind})` };
+    }
+  }
   const dims = FACTOR_DIMENSIONS[kind];
   const names = Object.keys(dims);
   for (const [i, factor] of (price?.factors ?? []).entries()) {
