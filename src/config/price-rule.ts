@@ -20,6 +20,7 @@ export const FACTOR_DIMENSIONS: Record<ModelKindName, Record<string, Dimension>>
     duration: { type: 'number' },
     audio: { type: 'boolean' },
     mode: { type: 'string', values: VIDEO_MODES },
+    input_video: { type: 'boolean' },
   },
   image: {
     size: { type: 'string' },
@@ -28,6 +29,8 @@ export const FACTOR_DIMENSIONS: Record<ModelKindName, Record<string, Dimension>>
   },
   chat: {},
 };
+
+const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
 
 /** Rates only one model kind's price takes: the prompt-cache rates of chat models. */
 const KIND_ONLY_RATES: Partial<Record<keyof PriceConfig, ModelKindName>> = {
@@ -48,7 +51,7 @@ export function priceRuleProblem(kind: ModelKindName, price: PriceConfig | undef
     for (const [name, given] of Object.entries(factor.when)) {
       const field = `factors[${i}].when.${name}`;
       const dim = dims[name];
-      if (!dim) return { field, message: names.length ? `a ${kind} model's factors may name ${names.join(', ')}` : `a ${kind} model's price takes no factors` };
+      if (!dim) return { field, message: names.length ? `${article(kind)} ${kind} model's factors may name ${names.join(', ')}` : `${article(kind)} ${kind} model's price takes no factors` };
       for (const v of Array.isArray(given) ? given : [given]) {
         if (typeof v !== dim.type) return { field, message: `must be a ${dim.type}${dim.type === 'boolean' ? '' : ' or a list of them'} (got ${JSON.stringify(v)})` };
         if (dim.values && !dim.values.includes(v as string)) return { field, message: `must be one of ${dim.values.join(', ')} (got ${JSON.stringify(v)})` };

@@ -23,6 +23,12 @@ export interface PriceContext {
   /** Whether the request asked for audio; a request that leaves it out counts as false. */
   audio?: boolean;
   mode?: string;
+  /**
+   * Whether the request carries an input video (video-to-video, extend); absent counts as false.
+   * No provider the gateway offers takes one through the neutral video request yet, so a create
+   * leaves it out; a factor on it is checked at load and applies once a request sets it.
+   */
+  input_video?: boolean;
   size?: string;
   quality?: string;
   n?: number;
@@ -57,7 +63,7 @@ function same(a: unknown, b: unknown): boolean {
 function matches(when: PriceFactor['when'], ctx: PriceContext): boolean {
   for (const [name, want] of Object.entries(when)) {
     let got = (ctx as Record<string, unknown>)[name];
-    if (name === 'audio') got = got === true;
+    if (name === 'audio' || name === 'input_video') got = got === true;
     if (got === undefined) return false;
     if (!(Array.isArray(want) ? want.some((w) => same(w, got)) : same(want, got))) return false;
   }
