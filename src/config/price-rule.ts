@@ -1,8 +1,9 @@
 import type { ModelKindName, PriceConfig } from './schema.js';
 
-// The request dimensions a price factor may name, per model kind, and the check of a price's
-// factors against them. Pure data: the config loader and the provider-manifest loader both use it,
-// so a factor is refused at load with the model, the field and the allowed values.
+// The request dimensions a price factor may name, per model kind, and the check of a price rule
+// against them (and of the rates only one kind takes). Pure data: the config loader and the
+// provider-manifest loader both use it, so a bad rule is refused at load with the model, the field
+// and the allowed values.
 
 type DimensionType = 'string' | 'number' | 'boolean';
 
