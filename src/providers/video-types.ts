@@ -95,6 +95,8 @@ export interface ProviderTaskView {
 export interface VideoCall {
   upstream: UpstreamClient;
   signal?: AbortSignal;
+  /** The W3C traceparent its upstream requests carry (tracing on). */
+  traceparent?: string;
 }
 
 export interface CreateOptions {

@@ -10,7 +10,7 @@ import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { DepartureSignal } from '../http/departure.js';
-import { markFirstToken } from '../telemetry/trace.js';
+import { markFirstToken } from '../telemetry/genai.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, and either pass the request
 // through (the channel speaks the client's format) or convert it through the hub — the client's
@@ -75,6 +75,7 @@ export class ChatRelay {
       headers: endpoint.headers(to, call.stream),
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
+      traceparent: target.traceparent,
     });
     if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(got);
     const text = got.text;
@@ -99,6 +100,7 @@ export class ChatRelay {
       headers: endpoint.headers(to, call.stream),
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
+      traceparent: target.traceparent,
     });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.text();
@@ -122,7 +124,7 @@ export class ChatRelay {
         }
         for (const ev of events) first += translator.push(ev);
       }
-      markFirstToken();
+      markFirstToken(target);
       return { first, reader, translator };
     } catch (err) {
       reader.cancel();
