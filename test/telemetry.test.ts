@@ -172,6 +172,10 @@ describe('traces', () => {
     const end = task.find((s) => s.name === 'video_task SUCCESS')!;
     expect(end.attributes['mediagate.task_id']).toBe(taskId);
     expect(end.startNs).toBeLessThanOrEqual(root.startNs);
+    // The task's hold is settled in its trace, with what it cost.
+    const settle = task.find((s) => s.name === 'credit.settle')!;
+    expect(settle).toBeDefined();
+    expect(settle.attributes['mediagate.cost_usd']).toBeGreaterThan(0);
     // The create's attempt span names the task.
     const attempt = inTrace(receiver.spans, createSpan.traceId).find((s) => s.kind === 3)!;
     expect(attempt.attributes).toMatchObject({ 'mediagate.task_id': taskId, 'gen_ai.operation.name': 'generate_content' });

@@ -26,6 +26,8 @@ export interface Hold {
 export interface StoredHold {
   reservationId: string | null;
   keyId?: string;
+  /** The trace its settle or release joins (a video task's), when it is sampled. */
+  trace?: TraceParent | null;
 }
 
 export interface CreditOptions {
@@ -158,7 +160,7 @@ export class CreditService {
    * null when the hold was already closed.
    */
   settle(hold: Hold | StoredHold, costMicros: number): Promise<Settled | null> {
-    const trace = 'trace' in hold ? hold.trace : null;
+    const trace = hold.trace ?? null;
     if (!sampled(trace)) return this.settleCounted(hold, costMicros);
     return inSpan(trace, 'credit.settle', { attributes: { 'mediagate.cost_usd': costMicros / 1e6 } }, async (span) => {
       const settled = await this.settleCounted(hold, costMicros);
@@ -219,7 +221,7 @@ export class CreditService {
 
   /** Returns the held amount; true when this call closed the hold. */
   release(hold: Hold | StoredHold): Promise<boolean> {
-    const trace = 'trace' in hold ? hold.trace : null;
+    const trace = hold.trace ?? null;
     if (!sampled(trace)) return this.releaseNow(hold);
     return inSpan(trace, 'credit.release', {}, () => this.releaseNow(hold));
   }

@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import { childSpan, inSpan, outgoingTraceparent, parentOfTraceparent, rootSpan, sampled, traceparentOf, tracingOn, SpanKind, SpanStatusCode } from './trace.js';
+import { childSpan, inSpan, type TraceParent, outgoingTraceparent, parentOfTraceparent, rootSpan, sampled, traceparentOf, tracingOn, SpanKind, SpanStatusCode } from './trace.js';
 import { operationName, providerName } from './genai.js';
 
 // A video task is a trace of its own: a root span at create (linked to the request that created
@@ -42,6 +42,11 @@ export function startTaskTrace(task: Omit<TracedTask, 'trace_parent' | 'status'>
   if (!span) return '';
   span.end();
   return traceparentOf(span.spanContext());
+}
+
+/** The task's trace, for work done in it outside a span of its own (its hold's settle or release); null when tracing is off. */
+export function taskTrace(task: Pick<TracedTask, 'trace_parent'>): TraceParent | null {
+  return tracingOn() && task.trace_parent ? parentOfTraceparent(task.trace_parent) : null;
 }
 
 /**
