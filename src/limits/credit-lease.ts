@@ -237,6 +237,16 @@ export class LeaseBook {
     return this.run(l, async () => (l.available > 0 || l.spent > 0 ? this.writeBack(l, true) : undefined));
   }
 
+  /**
+   * Gives this instance's unheld lease of the key back to the balance: a hold that must be a
+   * reservation row (a budget near its limit) then finds all of the key's money in the balance.
+   */
+  async giveBack(keyId: string): Promise<void> {
+    const l = this.leases.get(keyId);
+    if (!l || this.closed || (l.available <= 0 && l.spent <= 0)) return;
+    await this.run(l, async () => (l.available > 0 || l.spent > 0 ? void (await this.writeBack(l, true)) : undefined));
+  }
+
   /** Writes everything settled so far (tests and `keys list` read the database after it). */
   async flush(keyId?: string): Promise<void> {
     const targets = keyId ? [this.leases.get(keyId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
