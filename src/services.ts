@@ -6,7 +6,7 @@ import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { ResponsesRepo } from './store/repos/responses.js';
 import { IdempotencyRepo } from './store/repos/idempotency.js';
-import { Idempotency } from './pipeline/idempotency.js';
+import { Idempotency, LocalClaims } from './pipeline/idempotency.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
@@ -160,7 +160,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
-  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
+  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite', readRaw: store.readRaw });
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
   const limits = await createRateLimits(config, warn);
@@ -238,7 +238,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     secretBox,
     usage,
     responses,
-    idempotency: new Idempotency(idempotencyKeys, { ttlMs: config.idempotency.ttl_s * 1000, waitMs: config.idempotency.wait_s * 1000 }),
+    // One process per SQLite file: claims in memory, kept answers written with the ledger's rows.
+    idempotency: new Idempotency(store.dialect === 'sqlite' ? new LocalClaims(idempotencyKeys, ledger) : idempotencyKeys, { ttlMs: config.idempotency.ttl_s * 1000, waitMs: config.idempotency.wait_s * 1000 }),
     ledger,
     credit,
     limits,
