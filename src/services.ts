@@ -178,7 +178,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     flushMs: config.limits.credit_flush_ms,
     graceMs: Math.min(DEFAULT_LEASE_OPTIONS.graceMs, config.limits.credit_lease_ttl_s * 1000),
   };
-  const leaseBook = config.limits.credit_leases ? new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)) : null;
+  const leaseBook = config.limits.credit_leases
+    ? new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`), () => ledger.flush())
+    : null;
   // Budget windows are leased only where one process serves the database (a SQLite file, see
   // instance-lock.ts): near a limit no other instance's lease can then hold room a row needs.
   const budgetLeases =

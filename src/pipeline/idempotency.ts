@@ -82,6 +82,8 @@ export function fingerprintForm(hash: Hash, headers: IncomingHttpHeaders, body: 
  */
 export interface ClaimStore {
   claim(c: ClaimRequest): Promise<ClaimResult>;
+  /** Running claims are leased and must be renewed while their request runs (false: they live in memory). */
+  readonly leased: boolean;
   renew(keyId: string, idemKey: string, owner: string, leaseUntil: number): Promise<void>;
   complete(keyId: string, idemKey: string, owner: string, answer: KeptAnswer, rowRecorded: () => boolean): Promise<void>;
   release(keyId: string, idemKey: string, owner: string): Promise<void>;
@@ -104,6 +106,7 @@ interface LocalClaim {
  * A process that stops abruptly loses the claims of requests still running: a retry then runs anew.
  */
 export class LocalClaims implements ClaimStore {
+  readonly leased = false;
   private readonly claims = new Map<string, LocalClaim>();
 
   constructor(
@@ -216,8 +219,8 @@ export class Idempotency {
     const { repo } = this;
     const { keyId, idemKey, owner } = claim;
     const warn = (what: string) => (err: Error) => request.log.warn({ err: err.message }, `idempotency key ${what} failed`);
-    const renewal = setInterval(() => void repo.renew(keyId, idemKey, owner, this.now() + LEASE_MS).catch(warn('renewal')), RENEW_MS);
-    renewal.unref();
+    const renewal = repo.leased ? setInterval(() => void repo.renew(keyId, idemKey, owner, this.now() + LEASE_MS).catch(warn('renewal')), RENEW_MS) : undefined;
+    renewal?.unref();
     let ended = false;
     recordAnswer(reply.raw, (answer) => {
       ended = true;

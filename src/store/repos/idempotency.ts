@@ -63,6 +63,8 @@ export interface KeptRow {
 const FIND_COLUMNS = ['fingerprint', 'state', 'lease_until', 'expires_at', 'status', 'headers', 'body'] as const;
 
 export class IdempotencyRepo {
+  /** Running claims are rows with a lease their instance renews. */
+  readonly leased = true;
   // Every request with a key runs these two (compiled once: no SQL built per request).
   private readonly insertClaim;
   private readonly keepAnswer;
