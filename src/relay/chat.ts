@@ -81,7 +81,8 @@ export class ChatRelay {
     if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
     const payload = JSON.stringify(CHAT_CODECS[call.client].encodeResponse(answer, clientOptions(call)));
-    return { payload, usage: { input: answer.usage?.input ?? null, output: answer.usage?.output ?? null } };
+    const u = answer.usage;
+    return { payload, usage: { input: u?.input ?? null, output: u?.output ?? null, cachedInput: u?.cachedInput ?? null, cacheWrite: u?.cacheWrite ?? null } };
   }
 
   /**

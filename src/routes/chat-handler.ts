@@ -9,7 +9,7 @@ import { redact } from '../http/redact.js';
 import { clientGone } from '../http/departure.js';
 import { believableCount } from '../upstream/usage-number.js';
 import { claimUsageRow } from '../limits/usage-backstop.js';
-import { chatCostMicros, chatQuote } from '../limits/pricing.js';
+import { chatHoldMicros, chatQuote, type CacheTokens } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
 import { inputTokenBound } from '../limits/estimate.js';
 import { ChatRelay, type ChatCall } from '../relay/chat.js';
@@ -85,11 +85,11 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       departed: signal,
       gone: () => clientGone(request),
       goneMessage: 'The client closed the request before the answer was ready.',
-      holdMicros: chatCostMicros(model.config, estimate.input, estimate.output),
+      holdMicros: chatHoldMicros(model.config, estimate.input, estimate.output),
       fit: chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined),
     };
-    const charge = (status: number, input: number, output: number) => {
-      const q = chatQuote(model.config, input, output);
+    const charge = (status: number, input: number, output: number, cache: CacheTokens = {}) => {
+      const q = chatQuote(model.config, input, output, cache);
       return { status, input, output, costMicros: q.micros, billedBy: q.billedBy };
     };
     const runOptions = { canRetry: () => !reply.raw.headersSent && !signal.aborted };
@@ -102,7 +102,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
           (t) => chat.complete(call, t),
           async (answer) => {
             const usage = believableUsage(answer.usage, estimate);
-            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0), ...(tracingOn() ? answerFacts(answer.payload) : {}) };
+            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0, cacheOf(usage)), ...(tracingOn() ? answerFacts(answer.payload) : {}) };
           },
           runOptions,
         );
@@ -128,10 +128,11 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
           return pipeChatStream(reply, client, opened, signal, beforeEnd).then((outcome) => {
             if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
             if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
-            const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
+            const reported = believableUsage(opened.translator.usage, estimate);
+            const used = deliveredUsage(reported, opened.translator.complete, opened.translator.deliveredTokens, estimate);
             return {
               value: reply,
-              ...charge(outcome.status, used.input, used.output),
+              ...charge(outcome.status, used.input, used.output, cacheOf(reported)),
               // The answer is out: a failing settle can only be logged now.
               settleFailed: (err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'),
             };
@@ -172,9 +173,22 @@ export function answerFacts(payload: string): { responseModel?: string; finishRe
   return { responseModel: model, finishReasons: reasons };
 }
 
-/** The provider's usage with any count that is not believable (1e30, negative, not a number) replaced by the estimate. */
+/**
+ * The provider's usage with any count that is not believable (1e30, negative, not a number)
+ * replaced by the estimate; a cache count that is not believable counts as none (priced as input).
+ */
 function believableUsage(usage: ReportedUsage, estimate: TokenEstimate): ReportedUsage {
-  return { input: believableCount(usage.input, estimate.input), output: believableCount(usage.output, estimate.output) };
+  return {
+    input: believableCount(usage.input, estimate.input),
+    output: believableCount(usage.output, estimate.output),
+    cachedInput: usage.cachedInput == null ? null : believableCount(usage.cachedInput, 0),
+    cacheWrite: usage.cacheWrite == null ? null : believableCount(usage.cacheWrite, 0),
+  };
+}
+
+/** The prompt-cache tokens a usage reports, for the price (chatQuote caps them at the input). */
+function cacheOf(usage: ReportedUsage): CacheTokens {
+  return { cached: usage.cachedInput ?? 0, written: usage.cacheWrite ?? 0 };
 }
 
 /**
