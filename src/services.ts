@@ -6,7 +6,7 @@ import { ReservationsRepo } from './store/repos/reservations.js';
 import { UsageRepo } from './store/repos/usage.js';
 import { ResponsesRepo } from './store/repos/responses.js';
 import { IdempotencyRepo } from './store/repos/idempotency.js';
-import { Idempotency } from './pipeline/idempotency.js';
+import { Idempotency, LocalClaims } from './pipeline/idempotency.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Catalog } from './relay/catalog.js';
 import { Relay } from './relay/relay.js';
@@ -21,6 +21,8 @@ import { ImageWaitsRepo } from './store/repos/image-waits.js';
 import type { Simulator } from './simulator/server.js';
 import { CreditService } from './limits/credit.js';
 import { DEFAULT_LEASE_OPTIONS, LeaseBook } from './limits/credit-lease.js';
+import { BudgetLeaseBook, DEFAULT_BUDGET_LEASE_OPTIONS } from './limits/budget-lease.js';
+import { BudgetLeasesRepo } from './store/repos/budget-leases.js';
 import { LeasesRepo } from './store/repos/leases.js';
 import { createRateLimits, type RateLimits } from './limits/rate-limits.js';
 import { UsageLedger } from './limits/ledger.js';
@@ -158,7 +160,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const reservations = new ReservationsRepo(store.db, { groupCommit: store.dialect === 'sqlite', alerts });
   const usage = new UsageRepo(store.db, store.withoutLockWait, store.writeBatch);
   const responses = new ResponsesRepo(store.db);
-  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite' });
+  const idempotencyKeys = new IdempotencyRepo(store.db, { groupCommit: store.dialect === 'sqlite', readRaw: store.readRaw });
   const ledger = new UsageLedger(usage, (err) => warn(`usage ledger write failed: ${(err as Error).message}`));
   // An unreachable Redis is reported, not fatal: limits then hold per instance (docs/limits.md).
   const limits = await createRateLimits(config, warn);
@@ -176,13 +178,18 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     flushMs: config.limits.credit_flush_ms,
     graceMs: Math.min(DEFAULT_LEASE_OPTIONS.graceMs, config.limits.credit_lease_ttl_s * 1000),
   };
-  const credit = new CreditService(
-    reservations,
-    config.limits.credit_leases
-      ? { book: new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`)), repo: leasesRepo }
-      : null,
-    { timeZone: () => config.limits.budget_time_zone },
-  );
+  const leaseBook = config.limits.credit_leases
+    ? new LeaseBook(leasesRepo, leaseOptions, (err) => process.stderr.write(`mediagate: credit lease write failed: ${(err as Error).message}\n`), () => ledger.flush())
+    : null;
+  // Budget windows are leased only where one process serves the database (a SQLite file, see
+  // instance-lock.ts): near a limit no other instance's lease can then hold room a row needs.
+  const budgetLeases =
+    leaseBook && store.dialect === 'sqlite'
+      ? new BudgetLeaseBook(new BudgetLeasesRepo(store.db, { alerts }, store.withoutLockWait), leaseBook.instance, { ...leaseOptions, ...DEFAULT_BUDGET_LEASE_OPTIONS }, (err) =>
+          process.stderr.write(`mediagate: budget lease write failed: ${(err as Error).message}\n`),
+        )
+      : null;
+  const credit = new CreditService(reservations, leaseBook ? { book: leaseBook, repo: leasesRepo } : null, { timeZone: () => config.limits.budget_time_zone, budgetLeases });
   const metrics = new Metrics();
   const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
   // Before the poller starts, so its first polls are traced too.
@@ -233,7 +240,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     secretBox,
     usage,
     responses,
-    idempotency: new Idempotency(idempotencyKeys, { ttlMs: config.idempotency.ttl_s * 1000, waitMs: config.idempotency.wait_s * 1000 }),
+    // One process per SQLite file: claims in memory, kept answers written with the ledger's rows.
+    idempotency: new Idempotency(store.dialect === 'sqlite' ? new LocalClaims(idempotencyKeys, ledger) : idempotencyKeys, { ttlMs: config.idempotency.ttl_s * 1000, waitMs: config.idempotency.wait_s * 1000 }),
     ledger,
     credit,
     limits,

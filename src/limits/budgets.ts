@@ -1,7 +1,7 @@
 import type { BudgetRule, Principal } from '../auth/principal.js';
 import { GatewayError } from '../http/errors.js';
 import type { BudgetCharge } from '../store/repos/reservations.js';
-import { budgetWindow, rfc3339 } from './budget-window.js';
+import { budgetWindow, rfc3339, type BudgetWindow } from './budget-window.js';
 import { formatUsd } from './credit-refusal.js';
 
 /** What every price the caller pays is multiplied by (its project's price_ratio; 1 without one). */
@@ -13,9 +13,22 @@ export function priceRatioOf(p: Pick<Principal, 'priceRatio'>): number {
 /** The windows `now` falls in, one per budget of the caller. */
 export function budgetCharges(rules: readonly BudgetRule[], now: number, zone: string): BudgetCharge[] {
   return rules.map((r) => {
-    const w = budgetWindow(r.period, now, zone);
+    const w = windowOf(r.period, now, zone);
     return { scope: r.scope, kind: r.kind, name: r.name, period: r.period, start: w.start, end: w.end, limitMicros: r.limitMicros };
   });
+}
+
+// The window of each period and zone last computed: Intl's calendar arithmetic is worth skipping
+// on every request of a budgeted key, and a window stays the same until its end.
+const windows = new Map<string, BudgetWindow>();
+
+function windowOf(period: BudgetRule['period'], now: number, zone: string): BudgetWindow {
+  const name = `${period} ${zone}`;
+  const known = windows.get(name);
+  if (known && known.start <= now && now < known.end) return known;
+  const w = budgetWindow(period, now, zone);
+  windows.set(name, w);
+  return w;
 }
 
 /**

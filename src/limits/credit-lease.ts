@@ -17,7 +17,8 @@ import { isDatabaseUnavailable } from '../store/unavailable.js';
 // - money coming back to the key pays what it owes first (creditBack), and a lease whose key owes
 //   is given back at its next write-back: a key never both has money and owes;
 // - a crashed instance's lease returns to the balance after it expired (sweepExpired);
-// - settled amounts reach the database within `flushMs`, at shutdown, and before any draw.
+// - settled amounts reach the database within `flushMs` (after the ledger rows of their requests),
+//   at shutdown, and before a draw that renews a stale lease.
 
 export interface LeaseOptions {
   /** A lease not renewed for this long may be returned by any instance (after `graceMs` more). */
@@ -84,6 +85,12 @@ export class LeaseBook {
     private readonly repo: LeasesRepo,
     private readonly opts: LeaseOptions = DEFAULT_LEASE_OPTIONS,
     private readonly onError: (err: unknown) => void = () => {},
+    /**
+     * What must be in the database before settled amounts are: the usage ledger's rows (and the
+     * Idempotency-Key answers written with them), so an instance that dies never leaves a charge
+     * whose row and kept answer are lost (a client's retry would then be charged again).
+     */
+    private readonly settledFirst: () => Promise<void> = async () => {},
   ) {
     this.timer = setInterval(() => void this.tick(), opts.flushMs);
     this.timer.unref();
@@ -124,9 +131,9 @@ export class LeaseBook {
     // Another draw may have run while this one waited in the chain.
     if (!l.fresh && !l.owes && Date.now() < l.validUntil && l.available >= amount) return;
     const started = Date.now();
-    // Settled amounts first, so the balance the draw reads is current; a stale lease is renewed
-    // (or found returned, then its local amount is void).
-    if (l.spent > 0 || (started >= l.validUntil && l.available > 0)) await this.writeBack(l, false);
+    // A stale lease is renewed first (or found returned, then its local amount is void). Settled
+    // amounts of a live lease wait for the timer, which writes them after the ledger's rows.
+    if (started >= l.validUntil && (l.available > 0 || l.spent > 0)) await this.writeBack(l, false);
     const need = Math.max(0, amount - l.available);
     const want = (balance: number) => Math.max(this.opts.requests * amount, Math.ceil(balance * this.opts.fraction));
     const r = await this.repo.draw(l.id, l.keyId, this.instance, want, need, this.opts.ttlMs, started);
@@ -149,6 +156,8 @@ export class LeaseBook {
     l.available -= give;
     const started = Date.now();
     try {
+      // The rows of these settles were recorded when they settled: written before the amounts.
+      if (spent > 0) await this.settledFirst();
       const r = await this.repo.writeBack(l.id, l.keyId, spent, give, this.opts.ttlMs, close && l.holds === 0, started, background);
       this.unavailableReported = false;
       l.fresh = false;
@@ -235,6 +244,16 @@ export class LeaseBook {
     // No more holds meanwhile; should the write below fail, the timer's next write-back gives back.
     l.owes = true;
     return this.run(l, async () => (l.available > 0 || l.spent > 0 ? this.writeBack(l, true) : undefined));
+  }
+
+  /**
+   * Gives this instance's unheld lease of the key back to the balance: a hold that must be a
+   * reservation row (a budget near its limit) then finds all of the key's money in the balance.
+   */
+  async giveBack(keyId: string): Promise<void> {
+    const l = this.leases.get(keyId);
+    if (!l || this.closed || (l.available <= 0 && l.spent <= 0)) return;
+    await this.run(l, async () => (l.available > 0 || l.spent > 0 ? void (await this.writeBack(l, true)) : undefined));
   }
 
   /** Writes everything settled so far (tests and `keys list` read the database after it). */

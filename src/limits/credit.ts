@@ -5,6 +5,8 @@ import type { ReservationsRepo } from '../store/repos/reservations.js';
 import { budgetCharges, budgetRefusal, priceRatioOf } from './budgets.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
 import type { LeaseBook, LeaseHold } from './credit-lease.js';
+import type { BudgetLeaseBook, BudgetLeaseHold } from './budget-lease.js';
+import type { BudgetCharge } from '../store/repos/reservations.js';
 import { creditRefusal, type FitHint } from './credit-refusal.js';
 
 /**
@@ -16,6 +18,8 @@ export interface Hold {
   reservationId: string | null;
   amountMicros: number;
   lease?: LeaseHold;
+  /** The hold in this instance's budget leases (a budgeted key far from its limits). */
+  budget?: BudgetLeaseHold;
   /** The price ratio the hold was taken with; its settle charges with the same. */
   ratio?: number;
   /** Tracing: the request's server span, parent of the hold's settle or release span. */
@@ -35,6 +39,11 @@ export interface CreditOptions {
   now?: () => number;
   /** The IANA time zone calendar budget windows follow (read per hold: a config reload may change it). */
   timeZone?: string | (() => string);
+  /**
+   * Budget windows leased into memory (only where one process serves the database): budgeted keys
+   * then hold from leases while far from their limits. Without it their holds are reservation rows.
+   */
+  budgetLeases?: BudgetLeaseBook | null;
 }
 
 /** Where a key's money is: `balanceMicros` in the database, `leasedMicros` in instances' leases (part of what it may spend). */
@@ -64,6 +73,7 @@ export class CreditService {
    */
   private readonly now: () => number;
   private readonly timeZone: () => string;
+  private readonly budgetBook: BudgetLeaseBook | null;
 
   constructor(
     private readonly repo: ReservationsRepo,
@@ -73,6 +83,7 @@ export class CreditService {
     this.now = opts.now ?? Date.now;
     const zone = opts.timeZone ?? 'UTC';
     this.timeZone = typeof zone === 'string' ? () => zone : zone;
+    this.budgetBook = leases ? (opts.budgetLeases ?? null) : null;
   }
 
   /**
@@ -86,14 +97,51 @@ export class CreditService {
   }
 
   private async reserveNow(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    // A budgeted key's holds are reservation rows: the budget is kept in the database, shared by every instance.
-    if (!this.leases || p.budgets?.length) return this.reserveRow(p, amountMicros, fit);
+    // Without budget leases a budgeted key's holds are reservation rows: the budget is kept in the
+    // database, shared by every instance.
+    if (!this.leases || (p.budgets?.length && !this.budgetBook)) return this.reserveRow(p, amountMicros, fit);
     const ratio = priceRatioOf(p);
     const amount = holdAmount(p, amountMicros * ratio);
+    if (p.budgets?.length) return this.reserveBudgeted(p, amount, ratio, fit);
     if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount, ratio };
     const lease = await this.leases.book.reserve(p.keyId, amount);
     if (!lease) throw await this.refusal(p.keyId, amount, fit, ratio);
     return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease, ratio };
+  }
+
+  /** A budgeted key's hold: from the budget leases and the credit lease, or a reservation row near a limit. */
+  private async reserveBudgeted(p: Principal, amount: number, ratio: number, fit?: FitHint): Promise<Hold> {
+    const charges = budgetCharges(p.budgets!, this.now(), this.timeZone());
+    const budget = await this.budgetBook!.reserve(charges, amount);
+    if (!budget) return this.reserveExact(p, amount, ratio, charges, fit);
+    if (!p.limitedCredit) return { keyId: p.keyId, reservationId: null, amountMicros: amount, budget, ratio };
+    let lease: LeaseHold | null;
+    try {
+      lease = await this.leases!.book.reserve(p.keyId, amount);
+    } catch (err) {
+      this.budgetBook!.release(budget);
+      throw err;
+    }
+    if (!lease) {
+      this.budgetBook!.release(budget);
+      throw await this.refusal(p.keyId, amount, fit, ratio);
+    }
+    return { keyId: p.keyId, reservationId: null, amountMicros: amount, lease, budget, ratio };
+  }
+
+  /**
+   * A budget near its limit: the hold is a reservation row, whose guarded UPDATEs admit exactly up
+   * to the budget and the balance. This instance's unheld lease of the key's money goes back first,
+   * and of a window that refuses (it may have drawn meanwhile) too, then the row is tried again.
+   */
+  private async reserveExact(p: Principal, amount: number, ratio: number, charges: BudgetCharge[], fit?: FitHint): Promise<Hold> {
+    if (p.limitedCredit) await this.leases!.book.giveBack(p.keyId);
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.repo.reserveWithin(p.keyId, amount, { limitedCredit: p.limitedCredit, budgets: charges }, this.now());
+      if ('id' in r) return { keyId: p.keyId, reservationId: r.id, amountMicros: amount, ratio };
+      if (r.short === 'budget' && attempt < 2 && (await this.budgetBook!.giveBack(r.budget))) continue;
+      throw r.short === 'budget' ? budgetRefusal(r.budget, r.usedMicros, amount) : await this.refusal(p.keyId, amount, fit, ratio);
+    }
   }
 
   /** Holds the estimate in a reservation row: for holds that outlive the request (video tasks). */
@@ -144,14 +192,14 @@ export class CreditService {
     return (await this.repo.heldCount(keyId)) + (this.leases?.book.view(keyId)?.holds ?? 0);
   }
 
-  /** Writes this instance's settled amounts (all keys) to the database now. */
-  flush(): Promise<void> {
-    return this.leases?.book.flush() ?? Promise.resolve();
+  /** Writes this instance's settled amounts (all keys, all budget windows) to the database now. */
+  async flush(): Promise<void> {
+    await Promise.all([this.leases?.book.flush(), this.budgetBook?.flush()]);
   }
 
   /** Shutdown: every lease written back and returned. */
   async close(): Promise<void> {
-    await this.leases?.book.close();
+    await Promise.all([this.leases?.book.close(), this.budgetBook?.close()]);
   }
 
   /**
@@ -181,6 +229,11 @@ export class CreditService {
     const ratio = 'ratio' in hold && hold.ratio !== undefined ? hold.ratio : hold.keyId ? await this.repo.priceRatio(hold.keyId) : 1;
     // An unknown cost (NaN) charges what was held: the estimate the request was admitted with.
     const cost = Number.isNaN(costMicros) ? NaN : Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.ceil(costMicros * ratio)));
+    if ('budget' in hold && hold.budget) {
+      const b = hold.budget;
+      hold.budget = undefined;
+      this.budgetBook!.settle(b, Number.isNaN(cost) ? b.amount : cost, hold.keyId);
+    }
     if ('lease' in hold && hold.lease) {
       const h = hold.lease;
       // Each hold closes once: a second settle or release finds it taken.
@@ -227,6 +280,11 @@ export class CreditService {
   }
 
   private async releaseNow(hold: Hold | StoredHold): Promise<boolean> {
+    if ('budget' in hold && hold.budget) {
+      this.budgetBook!.release(hold.budget);
+      hold.budget = undefined;
+      if (!hold.lease) return true;
+    }
     if ('lease' in hold && hold.lease) {
       this.leases!.book.release(hold.lease);
       hold.lease = undefined;

@@ -1,4 +1,5 @@
 import type { UsageEntry, UsageRepo } from '../store/repos/usage.js';
+import type { BatchStatement } from '../store/checkpointer.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { redact } from '../http/redact.js';
 import { noteUsage } from '../http/request-facts.js';
@@ -6,6 +7,18 @@ import { noteUsage } from '../http/request-facts.js';
 /** Rows kept for a retry while the database is unreachable; beyond this the oldest are reported lost. */
 const MAX_PENDING = 100_000;
 const RETRY_MS = 1000;
+/** A statement waiting for its request's row is written without it after this long. */
+const PAIR_WAIT_MS = 2000;
+
+/** A statement written with the ledger's batches (a kept Idempotency-Key answer). */
+interface Companion {
+  statement: BatchStatement;
+  /** True once the request's own usage row is in the buffer (or was written). */
+  rowRecorded: () => boolean;
+  /** Called once the statement is in the database. */
+  written: () => void;
+  since: number;
+}
 
 /**
  * The usage ledger: one row per request, written off the request path. Entries are buffered
@@ -13,6 +26,7 @@ const RETRY_MS = 1000;
  */
 export class UsageLedger {
   private buffer: UsageEntry[] = [];
+  private companions: Companion[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -33,35 +47,61 @@ export class UsageLedger {
     }
   }
 
+  /**
+   * Writes `statement` in the same transaction as a batch of rows: the first batch written once
+   * `rowRecorded()` says its request's row is buffered, so the two land together (or after
+   * PAIR_WAIT_MS without it). `written` is called once it is in the database.
+   */
+  keep(statement: BatchStatement, rowRecorded: () => boolean, written: () => void): void {
+    this.companions.push({ statement, rowRecorded, written, since: Date.now() });
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
   /** Writes everything buffered so far; resolves when it is in the database. */
-  flush(): Promise<void> {
+  flush(all = false): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
     const batch = this.buffer;
     this.buffer = [];
+    // Statements whose row is not buffered yet wait for a later batch (the row follows shortly).
+    const now = Date.now();
+    const extra: Companion[] = [];
+    const waiting: Companion[] = [];
+    for (const c of this.companions) (all || c.rowRecorded() || now - c.since > PAIR_WAIT_MS ? extra : waiting).push(c);
+    this.companions = waiting;
+    if (waiting.length && !this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.flushMs);
+      this.timer.unref();
+    }
     this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return;
+      if (!batch.length && !extra.length) return;
       try {
-        await this.repo.insertMany(batch);
+        await this.repo.insertMany(batch, extra.map((c) => c.statement));
+        for (const c of extra) c.written();
       } catch (err) {
         // A database restart or failover, or a SQLite write lock another process holds (the repo's
         // writes never wait for one: see Store.withoutLockWait): keep the rows and try again later.
-        if (isDatabaseUnavailable(err)) return this.retryLater(batch, err);
-        if (batch.length === 1) return this.onError(err);
+        if (isDatabaseUnavailable(err)) return this.retryLater(batch, err, extra);
+        if (batch.length + extra.length === 1) return this.onError(err);
         // One bad row must not lose its whole batch: write the rows one by one, report each failure.
         for (const row of batch) await this.repo.insertMany([row]).catch(this.onError);
+        for (const c of extra) await this.repo.insertMany([], [c.statement]).then(c.written, this.onError);
       }
     });
     return this.flushing;
   }
 
   close(): Promise<void> {
-    return this.flush();
+    return this.flush(true);
   }
 
-  private retryLater(batch: UsageEntry[], err: unknown): void {
+  private retryLater(batch: UsageEntry[], err: unknown, extra: Companion[] = []): void {
+    this.companions = extra.concat(this.companions);
     this.buffer = batch.concat(this.buffer);
     const over = this.buffer.length - MAX_PENDING;
     if (over > 0) {

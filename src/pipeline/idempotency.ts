@@ -2,7 +2,8 @@ import { createHash, randomUUID, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { GatewayError } from '../http/errors.js';
 import { clientGone, whenClosed } from '../http/departure.js';
-import type { IdempotencyRepo, KeptAnswer } from '../store/repos/idempotency.js';
+import type { ClaimRequest, ClaimResult, IdempotencyRepo, KeptAnswer } from '../store/repos/idempotency.js';
+import type { UsageLedger } from '../limits/ledger.js';
 import { recordAnswer, type GatewayRequest, type Reply, type WrittenAnswer } from './request.js';
 
 // Idempotency-Key on the routes that cost money (RouteOptions.idempotent): the first request with a
@@ -74,6 +75,88 @@ export function fingerprintForm(hash: Hash, headers: IncomingHttpHeaders, body: 
   return hash.update(body.subarray(from)).digest('hex');
 }
 
+/**
+ * Where claims live: rows in the database (IdempotencyRepo: several instances share them) or this
+ * process's memory (LocalClaims: one process per database). `rowRecorded` tells whether the
+ * request's usage row is in the ledger yet.
+ */
+export interface ClaimStore {
+  claim(c: ClaimRequest): Promise<ClaimResult>;
+  /** Running claims are leased and must be renewed while their request runs (false: they live in memory). */
+  readonly leased: boolean;
+  renew(keyId: string, idemKey: string, owner: string, leaseUntil: number): Promise<void>;
+  complete(keyId: string, idemKey: string, owner: string, answer: KeptAnswer, rowRecorded: () => boolean): Promise<void>;
+  release(keyId: string, idemKey: string, owner: string): Promise<void>;
+}
+
+interface LocalClaim {
+  fingerprint: string;
+  owner: string;
+  createdAt: number;
+  expiresAt: number;
+  /** Set once the answer is kept; the entry stays until it is in the database. */
+  answer: KeptAnswer | null;
+}
+
+/**
+ * Claims held in this process's memory, for a database one process serves (a SQLite file): a claim
+ * is a map entry, and a kept answer is written in the usage ledger's batch with its request's row
+ * (the SQLite worker's transaction), so the answer and its ledger row land together. Until then
+ * the entry answers repeats; after that the stored row does (read on the query-only connection).
+ * A process that stops abruptly loses the claims of requests still running: a retry then runs anew.
+ */
+export class LocalClaims implements ClaimStore {
+  readonly leased = false;
+  private readonly claims = new Map<string, LocalClaim>();
+
+  constructor(
+    private readonly repo: IdempotencyRepo,
+    private readonly ledger: UsageLedger,
+  ) {}
+
+  async claim(c: ClaimRequest): Promise<ClaimResult> {
+    const name = `${c.keyId}\n${c.idemKey}`;
+    let held = this.claims.get(name);
+    if (!held) {
+      const row = await this.repo.find(c.keyId, c.idemKey);
+      // The read may have waited: another request of the key may have claimed it meanwhile.
+      held = this.claims.get(name);
+      if (!held && row && (row.expiresAt > c.now || row.leaseUntil > c.now)) {
+        if (row.fingerprint !== c.fingerprint) return { kind: 'reused' };
+        if (row.state === 'done') return { kind: 'done', answer: row.answer };
+        // A running claim left by an instance that used durable claims: it holds until its lease ends.
+        if (row.leaseUntil > c.now) return { kind: 'running' };
+      }
+      if (!held) {
+        this.claims.set(name, { fingerprint: c.fingerprint, owner: c.owner, createdAt: c.now, expiresAt: c.expiresAt, answer: null });
+        return { kind: 'claimed' };
+      }
+    }
+    if (held.fingerprint !== c.fingerprint) return { kind: 'reused' };
+    return held.answer ? { kind: 'done', answer: held.answer } : { kind: 'running' };
+  }
+
+  /** Nothing to renew: the claim lives as long as this process. */
+  async renew(): Promise<void> {}
+
+  async complete(keyId: string, idemKey: string, owner: string, answer: KeptAnswer, rowRecorded: () => boolean): Promise<void> {
+    const name = `${keyId}\n${idemKey}`;
+    const held = this.claims.get(name);
+    if (!held || held.owner !== owner) return;
+    held.answer = answer;
+    const statement = this.repo.keepStatement({ keyId, idemKey, fingerprint: held.fingerprint, owner, answer, createdAt: held.createdAt, expiresAt: held.expiresAt });
+    this.ledger.keep(statement, rowRecorded, () => {
+      if (this.claims.get(name) === held) this.claims.delete(name);
+    });
+  }
+
+  async release(keyId: string, idemKey: string, owner: string): Promise<void> {
+    const name = `${keyId}\n${idemKey}`;
+    const held = this.claims.get(name);
+    if (held && held.owner === owner && !held.answer) this.claims.delete(name);
+  }
+}
+
 /** The request's claim on its key while it runs. */
 interface Claim {
   keyId: string;
@@ -83,7 +166,7 @@ interface Claim {
 
 export class Idempotency {
   constructor(
-    private readonly repo: IdempotencyRepo,
+    private readonly repo: ClaimStore,
     private readonly options: IdempotencyOptions,
     private readonly now: () => number = Date.now,
   ) {}
@@ -136,13 +219,13 @@ export class Idempotency {
     const { repo } = this;
     const { keyId, idemKey, owner } = claim;
     const warn = (what: string) => (err: Error) => request.log.warn({ err: err.message }, `idempotency key ${what} failed`);
-    const renewal = setInterval(() => void repo.renew(keyId, idemKey, owner, this.now() + LEASE_MS).catch(warn('renewal')), RENEW_MS);
-    renewal.unref();
+    const renewal = repo.leased ? setInterval(() => void repo.renew(keyId, idemKey, owner, this.now() + LEASE_MS).catch(warn('renewal')), RENEW_MS) : undefined;
+    renewal?.unref();
     let ended = false;
     recordAnswer(reply.raw, (answer) => {
       ended = true;
       clearInterval(renewal);
-      if (keepable(answer, reply)) void repo.complete(keyId, idemKey, owner, kept(answer)).catch(warn('store'));
+      if (keepable(answer, reply)) void repo.complete(keyId, idemKey, owner, kept(answer), () => request.usageRecorded).catch(warn('store'));
       else void repo.release(keyId, idemKey, owner).catch(warn('release'));
     });
     whenClosed(request, () => {

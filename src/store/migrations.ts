@@ -595,6 +595,25 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.dropTable('image_waits').ifExists().execute();
       },
     },
+    // Budget leases: the part of a budget window's room one instance holds in memory for its
+    // requests (counted in the window's held_micros); an expired row goes back to the window.
+    '0018_budget_leases': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('budget_leases')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('window_start', 'bigint', (c) => c.notNull())
+          .addColumn('instance', 'text', (c) => c.notNull())
+          .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('budget_leases_expiry').on('budget_leases').column('expires_at').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('budget_leases').ifExists().execute();
+      },
+    },
   };
 }
 

@@ -135,6 +135,19 @@ export interface UsageTable {
 }
 
 /** Part of a key's balance in one instance's keeping (src/store/repos/leases.ts). */
+/** Room of a budget window held by one instance (src/limits/budget-lease.ts); part of the window's held_micros. */
+export interface BudgetLeaseTable {
+  /** `<instance>/<scope>/<window start>` */
+  id: string;
+  scope: string;
+  window_start: number;
+  instance: string;
+  /** Taken into the window's held_micros and not yet reported spent or given back. */
+  amount_micros: number;
+  /** Unless renewed by then, the amount returns to the window (after a grace). */
+  expires_at: number;
+}
+
 export interface CreditLeaseTable {
   /** `<instance>/<key id>` */
   id: string;
@@ -371,6 +384,7 @@ export interface Database {
   request_logs: RequestLogTable;
   channels: ChannelTable;
   credit_leases: CreditLeaseTable;
+  budget_leases: BudgetLeaseTable;
   api_keys: ApiKeyTable;
   projects: ProjectTable;
   budget_windows: BudgetWindowTable;

@@ -1,5 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import type { BatchStatement } from '../checkpointer.js';
+import type { RawRead } from '../db.js';
 import { GroupCommit } from '../group-commit.js';
 import { prepared } from '../prepared.js';
 
@@ -38,16 +40,47 @@ export interface ClaimRequest {
 
 type Row = Database['idempotency_keys'];
 
+/** A stored row as a claim judges it. */
+export interface StoredClaim {
+  fingerprint: string;
+  state: Row['state'];
+  leaseUntil: number;
+  expiresAt: number;
+  answer: KeptAnswer;
+}
+
+/** A kept answer to write (with the usage ledger's batch, on SQLite). */
+export interface KeptRow {
+  keyId: string;
+  idemKey: string;
+  fingerprint: string;
+  owner: string;
+  answer: KeptAnswer;
+  createdAt: number;
+  expiresAt: number;
+}
+
+const FIND_COLUMNS = ['fingerprint', 'state', 'lease_until', 'expires_at', 'status', 'headers', 'body'] as const;
+
 export class IdempotencyRepo {
+  /** Running claims are rows with a lease their instance renews. */
+  readonly leased = true;
   // Every request with a key runs these two (compiled once: no SQL built per request).
   private readonly insertClaim;
   private readonly keepAnswer;
+  private keepRow: CompiledQuery | undefined;
+  private readonly findRaw: RawRead | null;
 
-  /** `groupCommit`: concurrent claims and kept answers share transactions (SQLite; see GroupCommit). */
+  /**
+   * `groupCommit`: concurrent claims and kept answers share transactions (SQLite; see GroupCommit).
+   * `readRaw`: the store's query-only connection (a SQLite file), for find().
+   */
   constructor(
     private readonly db: Kysely<Database>,
-    opts: { groupCommit?: boolean } = {},
+    opts: { groupCommit?: boolean; readRaw?: ((sqlText: string) => RawRead) | null } = {},
   ) {
+    const find = db.selectFrom('idempotency_keys').select([...FIND_COLUMNS]).where('key_id', '=', '').where('idem_key', '=', '').compile();
+    this.findRaw = opts.readRaw ? opts.readRaw(find.sql) : null;
     const group = opts.groupCommit ? new GroupCommit(db) : null;
     this.insertClaim = prepared(
       db,
@@ -67,6 +100,53 @@ export class IdempotencyRepo {
       ['done', 0, 0, '', Buffer.alloc(0), '', '', ''],
       group,
     );
+  }
+
+  /** The stored row of (key, Idempotency-Key), if any. */
+  async find(keyId: string, idemKey: string): Promise<StoredClaim | undefined> {
+    let v: unknown[] | undefined;
+    if (this.findRaw) v = this.findRaw(keyId, idemKey);
+    else {
+      const row = await this.db.selectFrom('idempotency_keys').select([...FIND_COLUMNS]).where('key_id', '=', keyId).where('idem_key', '=', idemKey).executeTakeFirst();
+      v = row && FIND_COLUMNS.map((c) => row[c]);
+    }
+    if (!v) return undefined;
+    const [fingerprint, state, leaseUntil, expiresAt, status, headers, body] = v as [string, Row['state'], number, number, number, string, Uint8Array | null];
+    return {
+      fingerprint,
+      state,
+      leaseUntil: Number(leaseUntil),
+      expiresAt: Number(expiresAt),
+      answer: { status: Number(status), headers: state === 'done' ? (JSON.parse(headers) as Record<string, string>) : {}, body: Buffer.from(body ?? Buffer.alloc(0)) },
+    };
+  }
+
+  /** The statement that stores a kept answer, replacing any row of the key (one statement, for a batch). */
+  keepStatement(k: KeptRow): BatchStatement {
+    if (!this.keepRow) {
+      const sample = { key_id: 'p0', idem_key: 'p1', fingerprint: 'p2', owner: 'p3', state: 'done' as const, lease_until: 0, status: 0, headers: 'p7', body: Buffer.alloc(0), created_at: 1, expires_at: 2 };
+      this.keepRow = this.db
+        .insertInto('idempotency_keys')
+        .values(sample)
+        .onConflict((oc) =>
+          oc.columns(['key_id', 'idem_key']).doUpdateSet((eb) => ({
+            fingerprint: eb.ref('excluded.fingerprint'),
+            owner: eb.ref('excluded.owner'),
+            state: eb.ref('excluded.state'),
+            lease_until: eb.ref('excluded.lease_until'),
+            status: eb.ref('excluded.status'),
+            headers: eb.ref('excluded.headers'),
+            body: eb.ref('excluded.body'),
+            created_at: eb.ref('excluded.created_at'),
+            expires_at: eb.ref('excluded.expires_at'),
+          })),
+        )
+        .compile();
+      const expected = Object.values(sample);
+      if (this.keepRow.parameters.length !== expected.length || this.keepRow.parameters.some((v, i) => v !== expected[i])) throw new Error('idempotency keep: unexpected parameter order');
+    }
+    const a = k.answer;
+    return { sql: this.keepRow.sql, parameters: [k.keyId, k.idemKey, k.fingerprint, k.owner, 'done', 0, a.status, JSON.stringify(a.headers), a.body, k.createdAt, k.expiresAt] };
   }
 
   /** Claims the key for this request, or says why not. */
@@ -118,8 +198,8 @@ export class IdempotencyRepo {
       .execute();
   }
 
-  /** Keeps the claim's answer for replay. */
-  async complete(keyId: string, idemKey: string, owner: string, answer: KeptAnswer): Promise<void> {
+  /** Keeps the claim's answer for replay (at once, in a transaction of its own). */
+  async complete(keyId: string, idemKey: string, owner: string, answer: KeptAnswer, _rowRecorded?: () => boolean): Promise<void> {
     await this.keepAnswer('done', 0, answer.status, JSON.stringify(answer.headers), answer.body, keyId, idemKey, owner);
   }
 

@@ -192,39 +192,8 @@ export class ReservationsRepo {
 
   /** The hold leaves its windows; what it charged counts as spent there, and thresholds it crossed are sent once. */
   private async closeBudgets(trx: Transaction<Database>, keyId: string, budgets: BudgetCharge[], amount: number, charge: number, now: number): Promise<void> {
-    for (const b of budgets) {
-      const row = await trx
-        .updateTable('budget_windows')
-        .set({ held_micros: sql`held_micros - ${amount}`, spent_micros: sql`spent_micros + ${charge}` })
-        .where('scope', '=', b.scope)
-        .where('window_start', '=', b.start)
-        .returning(['spent_micros', 'limit_micros', 'alerted'])
-        .executeTakeFirst();
-      const alerts = this.alerts();
-      if (!row || !alerts || charge <= 0) continue;
-      const spent = Number(row.spent_micros);
-      const limit = Number(row.limit_micros);
-      const alerted = Number(row.alerted);
-      let bits = 0;
-      const crossed: number[] = [];
-      alerts.thresholds.forEach((t, i) => {
-        if (!(alerted & (1 << i)) && limit > 0 && spent * 100 >= limit * t) {
-          bits |= 1 << i;
-          crossed.push(t);
-        }
-      });
-      if (!bits) continue;
-      // The row is locked by the UPDATE above until commit: no other closer reads the old bits.
-      await trx.updateTable('budget_windows').set({ alerted: alerted | bits }).where('scope', '=', b.scope).where('window_start', '=', b.start).execute();
-      for (const t of crossed) {
-        const id = `msg_${randomBase62(24)}`;
-        const payload = budgetEvent(b, keyId, t, spent, limit, now);
-        await trx
-          .insertInto('webhook_outbox')
-          .values({ id, task_id: '', key_id: keyId, url: alerts.url, event: BUDGET_EVENT, payload, state: 'pending', attempts: 0, next_attempt_at: now, lease_owner: null, lease_until: 0, last_status: 0, last_error: '', created_at: now, delivered_at: 0 })
-          .execute();
-      }
-    }
+    const alerts = this.alerts();
+    for (const b of budgets) await moveWindow(trx, b, -amount, charge, keyId, now, alerts);
   }
 
   /**
@@ -387,6 +356,43 @@ export async function chargeBeyondHold(trx: Transaction<Database>, keyId: string
     .where('id', '=', keyId)
     .execute();
   return owed;
+}
+
+/**
+ * Moves a budget window: `heldDelta` to its holds, `spent` to its spend; thresholds the spend crossed
+ * are queued as `budget.threshold` events once per window (the row stays locked by the UPDATE until
+ * commit, so no other closer reads the old bits). `keyId` is the key the events name.
+ */
+export async function moveWindow(trx: Transaction<Database>, b: BudgetCharge, heldDelta: number, spent: number, keyId: string, now: number, alerts: BudgetAlerts | null): Promise<void> {
+  const row = await trx
+    .updateTable('budget_windows')
+    .set({ held_micros: sql`held_micros + ${heldDelta}`, spent_micros: sql`spent_micros + ${spent}` })
+    .where('scope', '=', b.scope)
+    .where('window_start', '=', b.start)
+    .returning(['spent_micros', 'limit_micros', 'alerted'])
+    .executeTakeFirst();
+  if (!row || !alerts || spent <= 0) return;
+  const total = Number(row.spent_micros);
+  const limit = Number(row.limit_micros);
+  const alerted = Number(row.alerted);
+  let bits = 0;
+  const crossed: number[] = [];
+  alerts.thresholds.forEach((t, i) => {
+    if (!(alerted & (1 << i)) && limit > 0 && total * 100 >= limit * t) {
+      bits |= 1 << i;
+      crossed.push(t);
+    }
+  });
+  if (!bits) return;
+  await trx.updateTable('budget_windows').set({ alerted: alerted | bits }).where('scope', '=', b.scope).where('window_start', '=', b.start).execute();
+  for (const t of crossed) {
+    const id = `msg_${randomBase62(24)}`;
+    const payload = budgetEvent(b, keyId, t, total, limit, now);
+    await trx
+      .insertInto('webhook_outbox')
+      .values({ id, task_id: '', key_id: keyId, url: alerts.url, event: BUDGET_EVENT, payload, state: 'pending', attempts: 0, next_attempt_at: now, lease_owner: null, lease_until: 0, last_status: 0, last_error: '', created_at: now, delivered_at: 0 })
+      .execute();
+  }
 }
 
 /** The Standard Webhooks event type of a budget alert. */

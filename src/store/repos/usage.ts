@@ -1,4 +1,4 @@
-import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import { CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { Database, UsageTable } from '../schema.js';
 import type { BatchStatement } from '../checkpointer.js';
 
@@ -63,14 +63,16 @@ export class UsageRepo {
     private readonly writeBatch?: (batch: readonly BatchStatement[]) => Promise<void>,
   ) {}
 
-  async insertMany(rows: UsageEntry[]): Promise<void> {
-    if (!rows.length) return;
+  /** Inserts `rows` and runs `extra` statements (kept idempotent answers) in the same transaction. */
+  async insertMany(rows: UsageEntry[], extra: readonly BatchStatement[] = []): Promise<void> {
+    if (!rows.length && !extra.length) return;
     const plan: [CompiledQuery, unknown[]][] = [];
     for (let at = 0; at < rows.length; ) {
       const n = CHUNKS.find((c) => c <= rows.length - at)!;
       plan.push([this.insertOf(n), parametersOf(rows, at, at + n)]);
       at += n;
     }
+    for (const s of extra) plan.push([CompiledQuery.raw(s.sql), [...s.parameters]]);
     // A batch is one statement or one transaction: a failed batch leaves no row behind (the ledger retries it).
     if (this.writeBatch) return this.writeBatch(plan.map(([q, parameters]) => ({ sql: q.sql, parameters })));
     const run = (db: Kysely<Database>) => Promise.all(plan.map(([q, parameters]) => db.executeQuery({ ...q, parameters })));
