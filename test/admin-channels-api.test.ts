@@ -156,6 +156,10 @@ describe('admin API: channels at runtime', () => {
 
     const del = await gw.api('DELETE', '/admin/api/channels/runtime-video');
     expect(del.status).toBe(200);
+    // Its open task still needs the credential: kept (sealed) until the task no longer does.
+    expect(del.body).toEqual({ name: 'runtime-video', removed: true, credentials: 'kept_for_tasks' });
+    const sealedRow = () => gw.services.store.db.selectFrom('channels').select(['credentials', 'deleted_at']).where('name', '=', 'runtime-video').executeTakeFirstOrThrow();
+    expect((await sealedRow()).credentials).toMatch(/^v1\./);
     expect((await gw.api('GET', '/admin/api/channels/runtime-video')).status).toBe(404);
     expect((await gw.api('DELETE', '/admin/api/channels/runtime-video')).status).toBe(404);
     expect(gw.services.catalog.get('sim-video')!.channels.map((c) => c.name)).not.toContain('runtime-video');
@@ -165,7 +169,25 @@ describe('admin API: channels at runtime', () => {
       return isFinished(r.body.data) && r.body.data;
     }, 15_000, 'the task of the removed channel finished');
     expect(done.status, done.fail_reason).toBe('SUCCESS');
-    expect((await gw.api('GET', '/admin/api/audit?limit=100')).body.data.some((e: any) => e.action === 'channel.remove' && e.target === 'runtime-video')).toBe(true);
+    expect((await gw.api('GET', '/admin/api/audit?limit=100')).body.data.find((e: any) => e.action === 'channel.remove' && e.target === 'runtime-video')).toMatchObject({ detail: { credentials: 'kept_for_tasks' } });
+
+    // Finished, but its video link is still valid and served through the channel: still kept; the
+    // video still downloads with it.
+    expect(await gw.services.channelsRepo.wipeSpentCredentials()).toEqual([]);
+    const content = await fetch(`${gw.url}/v1/videos/${taskId}/content`, { headers: { authorization: `Bearer ${key}` } });
+    expect(content.status).toBe(200);
+    expect((await content.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    // Once the link has expired, the sweep wipes the credential; the row stays (hidden) for the task's history.
+    const expiry = Number((await gw.services.tasks.repo.get(taskId))!.url_expires_at);
+    expect(await gw.services.channelsRepo.wipeSpentCredentials(expiry + 1)).toEqual(['runtime-video']);
+    expect(await sealedRow()).toMatchObject({ credentials: null, deleted_at: expect.any(Number) });
+    expect(Number((await sealedRow()).deleted_at)).toBeGreaterThan(0);
+
+    // A removed channel without tasks loses its credential at once.
+    expect((await gw.api('POST', '/admin/api/channels', { name: 'no-tasks', type: 'simulator', base_url: upstream.url, api_key: CREDENTIAL, models: ['sim-chat'] })).status).toBe(201);
+    const gone = await gw.api('DELETE', '/admin/api/channels/no-tasks');
+    expect(gone.body).toEqual({ name: 'no-tasks', removed: true, credentials: 'wiped' });
+    expect((await gw.services.store.db.selectFrom('channels').select('credentials').where('name', '=', 'no-tasks').executeTakeFirstOrThrow()).credentials).toBeNull();
 
     // The name is free again.
     expect((await gw.api('POST', '/admin/api/channels', { name: 'runtime-video', type: 'simulator', models: ['sim-video'] })).status).toBe(201);

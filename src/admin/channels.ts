@@ -31,6 +31,10 @@ export interface ChannelView {
   upstream_format?: string;
   poll_concurrency: number;
   allow_private_network?: boolean;
+  /** The channel's own scheduled-test interval, when it sets one (0: none). */
+  test_interval_s?: number;
+  /** Seconds between scheduled tests in force: its own, else relay.health.test_interval_s; 0 = none. */
+  scheduled_test_s: number;
   breaker: 'closed' | 'open' | 'half_open';
   /** Health from real traffic: in rotation or taken out, error rates, last error, probes. */
   health: ChannelHealthView;
@@ -120,6 +124,8 @@ export class ChannelAdmin {
       ...(c.upstream_format ? { upstream_format: c.upstream_format } : {}),
       poll_concurrency: c.poll_concurrency,
       ...(c.allow_private_network !== undefined ? { allow_private_network: c.allow_private_network } : {}),
+      ...(c.test_interval_s !== undefined ? { test_interval_s: c.test_interval_s } : {}),
+      scheduled_test_s: c.enabled ? (c.test_interval_s ?? this.d.config.relay.health.test_interval_s) : 0,
       breaker: this.d.relay.breaker(c.name).state(now),
       health: this.d.health.view(c.name, now),
       last_5m: this.d.stats.of(c.name, 5, now),

@@ -60,10 +60,10 @@ export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, 
   app.delete<{ Params: { name: string } }>('/admin/api/channels/:name', { schema: { tags, summary: 'Remove a channel added at runtime (its open tasks still finish through it)', params: Name } }, async (request) => {
     const a = actorOf(request);
     const { name } = request.params;
-    await admin.channels.editor.remove(name);
-    await admin.audit.record(actorName(a), 'channel.remove', name, {}, request.adminClient.address);
+    const { credentials } = await admin.channels.editor.remove(name);
+    await admin.audit.record(actorName(a), 'channel.remove', name, { credentials }, request.adminClient.address);
     await admin.channels.refreshed();
-    return { name, removed: true };
+    return { name, removed: true, credentials };
   });
 
   app.post<{ Params: { name: string } }>(
