@@ -66,6 +66,18 @@ export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, 
     return { name, removed: true, credentials };
   });
 
+  app.get<{ Params: { name: string } }>(
+    '/admin/api/channels/:name/balance',
+    { schema: { tags, summary: 'The channel\'s balance or quota at its provider (a read that costs nothing, kept 60 s; refresh=true reads again)', params: Name } },
+    async (request) => {
+      const q = request.query as Record<string, unknown>;
+      const refresh = q.refresh;
+      if (refresh !== undefined && refresh !== 'true' && refresh !== 'false') throw adminErrors.invalid('refresh: must be true or false');
+      for (const k of Object.keys(q)) if (k !== 'refresh') throw adminErrors.invalid(`${k}: unknown parameter; allowed: refresh`);
+      return admin.channels.balance(request.params.name, refresh === 'true');
+    },
+  );
+
   app.post<{ Params: { name: string } }>(
     '/admin/api/channels/:name/test',
     { schema: { tags: ['admin: channels'], summary: 'A minimal real call through the channel: its latency and result', params: Type.Object({ name: Type.String({ maxLength: 64 }) }) } },
