@@ -156,6 +156,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     await simulator?.close();
     throw new GatewayConfigError((err as Error).message);
   }
+  const channelLog = channelLogger(config, opts.logStream);
+  // Stored channels naming a model or provider type this config no longer has: said at start too.
+  for (const p of channels.problems()) channelLog('warn', 'stored channel not fully served', { channel: p.channel, problem: p.problem });
   // Read at each use: a config reload replaces config.limits.
   const alerts = () => {
     const a = config.limits.budget_alerts;
@@ -195,7 +198,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
   const telemetry = await startTelemetry(config, metrics.registry);
   const channelStats = new ChannelStats();
-  const channelLog = channelLogger(config, opts.logStream);
   const health = new ChannelHealth(config.relay.health, (level, event, fields) => channelLog(level, event, fields));
   health.setProber(async (name) => {
     const channel = config.channels.find((c) => c.name === name);

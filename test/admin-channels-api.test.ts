@@ -6,7 +6,8 @@ import { createTask, eventually, isFinished, readTask } from './helpers/video.js
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { createServices } from '../src/services.js';
 import { validateConfig } from '../src/config-file/loader.js';
-import { applyConfig } from '../src/cluster/reload.js';
+import { applyConfig, ConfigReloader } from '../src/cluster/reload.js';
+import { channelProblem } from '../src/cluster/channels.js';
 import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 
 // /admin/api/channels: channels added, changed, switched and removed at runtime, checked like the
@@ -143,6 +144,43 @@ describe('admin API: channels at runtime', () => {
     } finally {
       await bare.close();
     }
+  });
+
+  it('re-checks stored channels when a reload takes away a model they serve: said in the reload, the channel and the log', async () => {
+    const own = await startAdminGateway({}, {}, { env: {} });
+    try {
+      expect((await own.api('POST', '/admin/api/channels', { name: 'two-models', type: 'simulator', models: ['sim-chat', 'sim-image'], priority: 30 })).status).toBe(201);
+      expect((await own.api('GET', '/admin/api/channels/two-models')).body.problem).toBeNull();
+      const warned: { obj: any; msg: string }[] = [];
+      const log = { info: () => undefined, warn: (obj: object, msg: string) => warned.push({ obj, msg }) };
+      const without = structuredClone(own.config) as any;
+      delete without.models['sim-image'];
+      for (const ch of without.channels) ch.models = ch.models.filter((m: string) => m !== 'sim-image');
+      without.channels = without.channels.filter((c: any) => c.name !== 'two-models');
+      const reloader = new ConfigReloader(own.services, () => validateConfig(structuredClone(without), 'reloaded'), log);
+      const report = await reloader.reload('test');
+      expect(report.ok, report.error).toBe(true);
+      const expected = /^model sim-image is no longer declared under models, so it serves only sim-chat\. Declare them again and reload, or change the channel \(PATCH \/admin\/api\/channels\/two-models\)\.$/;
+      expect(report.channel_problems).toEqual([{ channel: 'two-models', problem: expect.stringMatching(expected) }]);
+      expect(warned).toContainEqual({ msg: 'stored channel not fully served after the reload', obj: { channel: 'two-models', problem: expect.stringMatching(expected) } });
+      expect((await own.api('GET', '/admin/api/channels/two-models')).body.problem).toMatch(expected);
+      // The model it still serves goes on.
+      expect(own.services.catalog.get('sim-chat')!.channels.map((c) => c.name)).toContain('two-models');
+
+      // Declared again: the problem is gone.
+      const restored = structuredClone(without);
+      restored.models['sim-image'] = SIMULATOR_MODELS['sim-image'];
+      const again = await new ConfigReloader(own.services, () => validateConfig(structuredClone(restored), 'reloaded'), log).reload('test');
+      expect(again.ok, again.error).toBe(true);
+      expect(again.channel_problems).toEqual([]);
+      expect((await own.api('GET', '/admin/api/channels/two-models')).body.problem).toBeNull();
+    } finally {
+      await own.close();
+    }
+    // A provider type that is no longer loaded.
+    expect(channelProblem({ name: 'x', type: 'gone-type', models: ['a', 'b'] } as any, { a: {} })).toBe(
+      'its provider type "gone-type" is no longer loaded (not built in, and no manifest of providers.dir declares it): no request can reach its provider; model b is no longer declared under models, so it serves only a. Declare them again and reload, or change the channel (PATCH /admin/api/channels/x).',
+    );
   });
 
   it('removes a channel: it takes no new work, its open task still finishes through it', async () => {

@@ -9,7 +9,7 @@ import { redact } from '../http/redact.js';
 import { adminErrors } from './errors.js';
 import { maskUrl } from './config-view.js';
 import type { ChannelEditor } from './channel-editor.js';
-import type { ChannelSource, RuntimeChannels } from '../cluster/channels.js';
+import { channelProblem, type ChannelSource, type RuntimeChannels } from '../cluster/channels.js';
 import type { ChannelHealth, ChannelHealthView, ProbeResult } from '../relay/health.js';
 import { probeDescription } from '../relay/health-probe.js';
 import { providerFor } from '../providers/index.js';
@@ -55,6 +55,8 @@ export interface ChannelView {
   upstream_format?: string;
   poll_concurrency: number;
   allow_private_network?: boolean;
+  /** Why a stored channel serves less than it names under the running config (a model or provider type gone); null when it serves all. */
+  problem: string | null;
   /** What the balance read of this channel sends, or null when none is known (GET …/balance says so). */
   balance_read: string | null;
   /** The channel's own scheduled-test interval, when it sets one (0: none). */
@@ -188,6 +190,7 @@ export class ChannelAdmin {
       ...(c.upstream_format ? { upstream_format: c.upstream_format } : {}),
       poll_concurrency: c.poll_concurrency,
       ...(c.allow_private_network !== undefined ? { allow_private_network: c.allow_private_network } : {}),
+      problem: source === 'api' ? channelProblem(c, this.d.config.models) : null,
       balance_read: providerFor(c.type)?.balance?.describe(c.settings ?? {}) ?? null,
       ...(c.test_interval_s !== undefined ? { test_interval_s: c.test_interval_s } : {}),
       scheduled_test_s: c.enabled ? (c.test_interval_s ?? this.d.config.relay.health.test_interval_s) : 0,

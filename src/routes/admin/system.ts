@@ -17,6 +17,8 @@ export interface ReloadResult {
   needs_restart?: string[];
   /** Loaded provider types in force, and the manifests refused (the rest of the reload applied). */
   providers?: { loaded: string[]; refused: { file: string; error: string; kept?: string }[] };
+  /** Stored channels the reloaded config leaves without a model or provider type they name. */
+  channel_problems?: { channel: string; problem: string }[];
 }
 
 /** Channels, the effective configuration and reloads. */
