@@ -93,7 +93,7 @@ describe('mediagate channels (CLI)', { timeout: 120_000 }, () => {
       expect(rt.credentials).toBeNull();
       expect(JSON.parse(rt.body)).toMatchObject({ test_interval_s: 300 });
       const audit = await store.db.selectFrom('audit_log').select(['action', 'target', 'detail']).orderBy('id').execute();
-      expect(audit.map((r) => `${r.action} ${r.target}`)).toEqual(['channel.create rt', 'channel.update rt', 'channel.disable rt', 'channel.disable s', 'channel.remove rt', 'channel.enable s']);
+      expect(audit.map((r) => `${r.action} ${r.target}`)).toEqual(['channel.create rt', 'channel.update rt', 'channel.update rt', 'channel.disable rt', 'channel.disable s', 'channel.remove rt', 'channel.enable s']);
       expect(JSON.stringify(audit)).not.toContain(CREDENTIAL);
     } finally {
       await store.close();
