@@ -141,8 +141,10 @@ async function main() {
       const sink = await startServer('otlp-sink', [join(root, 'bench/servers/otlp-sink.mjs')]);
       const tracedConfig = (name, sampler, arg) =>
         writeConfig(tmp, up.url, root, { ...(P.tasksConfig ? { tasks: P.tasksConfig } : {}), database: { url: tracedDbs[name] }, telemetry: { enabled: true, endpoint: sink.url, sampler, sampler_arg: arg } }, `mediagate-${name}.json`);
-      traced.traced10 = await startMediagate(root, await tracedConfig('traced10', 'parentbased_traceidratio', 0.1), { name: 'mediagate-traced10' });
-      traced.traced100 = await startMediagate(root, await tracedConfig('traced100', 'always_on', 1), { name: 'mediagate-traced100' });
+      // --profile: each traced gateway under --cpu-prof too, its profile summarised apart.
+      const profArgs = (name) => (profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
+      traced.traced10 = await startMediagate(root, await tracedConfig('traced10', 'parentbased_traceidratio', 0.1), { name: 'mediagate-traced10', nodeArgs: profArgs('traced10') });
+      traced.traced100 = await startMediagate(root, await tracedConfig('traced100', 'always_on', 1), { name: 'mediagate-traced100', nodeArgs: profArgs('traced100') });
     }
     Object.assign(ctx, { up, raw, portkey, mg, key, configPath, dbPath: join(tmp, 'mediagate.db') });
     results.meta.nginx = nginxVersion();
@@ -273,7 +275,7 @@ async function main() {
 
     const mgPeak = readFileSync(`/proc/${mg.pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+)/m);
     results.meta.mediagatePeakRssMb = mgPeak ? Math.round(Number(mgPeak[1]) / 1024) : null;
-    for (const s of [...ctx.stopLater, mg, portkey, nginx, raw, up]) await s.stop();
+    for (const s of [...ctx.stopLater, ...Object.values(traced), mg, portkey, nginx, raw, up]) await s.stop();
     if (profile) {
       const summarize = (dir, tag) => {
         const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
@@ -287,6 +289,8 @@ async function main() {
       results.profile = summarize(profDir, '');
       // The large-table gateway (task reads, list, poller phases), when it ran.
       if (ctx.mgLarge) results.profileLarge = summarize(join(profDir, 'large'), 'large-');
+      // The traced gateways, when they ran.
+      for (const name of Object.keys(traced)) (results.profileTraced ??= {})[name] = summarize(join(profDir, name), `${name}-`);
     }
   } finally {
     killAll();
@@ -302,7 +306,8 @@ async function main() {
   writeFileSync(join(root, `bench/results/${name}.md`), md);
   if (name === 'latest') updateDoc(join(root, 'docs/benchmarks.md'), md);
   process.stdout.write(md + '\n');
-  for (const [label, prof] of [['mediagate', results.profile], ['mediagate (large-table gateway)', results.profileLarge]]) {
+  const tracedProfiles = Object.entries(results.profileTraced ?? {}).map(([name, prof]) => [`mediagate-${name}`, prof]);
+  for (const [label, prof] of [['mediagate', results.profile], ['mediagate (large-table gateway)', results.profileLarge], ...tracedProfiles]) {
     if (!prof) continue;
     process.stdout.write(`\n${label} CPU profile (${prof.totalMs} ms busy time sampled, ${prof.file}), top self time:\n`);
     for (const f of prof.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);

@@ -86,9 +86,16 @@ describe('admin API: usage, tasks, channels, config', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const lines = (await res.text()).trim().split('\n');
-    expect(lines[0]).toBe('id,created_at,key_id,model,channel,endpoint,status,input_units,output_units,cost_usd,latency_ms,error');
+    expect(lines[0]).toBe('id,created_at,key_id,model,channel,endpoint,status,input_units,output_units,cost_usd,billed_by,latency_ms,error');
     expect(lines.length).toBe(6);
     expect(lines.slice(1).every((l) => l.includes(`,${key.id},sim-chat,`))).toBe(true);
+    // Each row says what it was billed by, after its cost (the ledger's own text).
+    const rows = (await gw.api('GET', `/admin/api/usage?key=${key.id}`)).body.data as { id: number; billed_by: string }[];
+    for (const r of rows) {
+      expect(r.billed_by).toMatch(/^\d+ input tokens × \$0\.5\/M \+ \d+ output tokens × \$1\.5\/M$/);
+      const line = lines.find((l) => l.startsWith(`${r.id},`))!;
+      expect(line.split(',')[10]).toBe(r.billed_by);
+    }
   });
 
   it('aggregates the overview over an hour, a day and a week', async () => {

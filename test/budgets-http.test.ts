@@ -100,13 +100,20 @@ describe('budgets on the routes', () => {
     expect(model.pricing).toMatchObject({ currency: 'USD', per_image: 0.03 });
     const view = await gw.api('GET', `/admin/api/projects/${prj.body.id}`);
     expect(view.body).toMatchObject({ budget_spent_usd: '0.090000', budget_held_usd: '0.000000', keys: 1 });
-    // 90 / 95 = 94.7 %: the 50 % and 80 % alerts, one delivery each.
-    await eventually(() => rx.received.length >= 2, 10_000, 'two budget alerts');
+    // 90 / 95 = 94.7 %: the 50 % and 80 % alerts from the spend, and the 100 % alert because the
+    // budget refused the fourth request; one delivery each, also after another refusal.
+    expect((await call('/v1/images/generations', k.key, { model: 'sim-image', prompt: 'corgi again' })).status).toBe(402);
+    await eventually(() => rx.received.length >= 3, 10_000, 'three budget alerts');
     await new Promise((r) => setTimeout(r, 300));
-    expect(rx.received).toHaveLength(2);
+    expect(rx.received).toHaveLength(3);
     const events = rx.received.map((h) => new Webhook(secret).verify(h.body, webhookHeaders(h.headers)) as { type: string; data: Record<string, unknown> });
-    expect(events.map((e) => e.data.threshold_percent).sort()).toEqual([50, 80]);
+    expect(events.map((e) => [e.data.threshold_percent, e.data.trigger]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
+      [50, 'spent'],
+      [80, 'spent'],
+      [100, 'refused'],
+    ]);
     for (const e of events) expect(e).toMatchObject({ type: 'budget.threshold', data: { scope: 'project', name: 'images', project_id: prj.body.id, key_id: k.id, budget_usd: 0.095, period: 'day' } });
+    expect(events.find((e) => e.data.trigger === 'refused')!.data).toMatchObject({ spent_usd: 0.09, held_usd: 0, requested_usd: 0.03 });
     expect(() => new Webhook(newWebhookSecret()).verify(rx.received[0].body, webhookHeaders(rx.received[0].headers))).toThrow();
   });
 });

@@ -169,4 +169,39 @@ describe('budgets', () => {
     await credits[0].settle(await credits[0].reserve(p, 0.6 * USD), 0.6 * USD);
     expect(await stores[0].db.selectFrom('webhook_outbox').select('id').execute()).toHaveLength(4);
   });
+
+  it('sends the 100 % alert once when holds make the budget refuse before settled spend reaches it', async () => {
+    const prj = await project({ name: 'held-full', budget_micros: 1 * USD, budget_period: 'day' });
+    const p = await key({ projectId: prj.id });
+    const outbox = async () => (await stores[0].db.selectFrom('webhook_outbox').selectAll().orderBy('created_at').execute()).map((r) => JSON.parse(r.payload) as { data: Record<string, unknown> });
+    // $0.40 settled (no threshold yet), then $0.60 held: the window is full with 40 % spent.
+    await credits[0].settle(await credits[0].reserve(p, 0.4 * USD), 0.4 * USD);
+    const open = await credits[1].reserve(p, 0.6 * USD);
+    expect(await outbox()).toEqual([]);
+    // Six requests refused at once on two instances: one 100 % alert, saying why.
+    const { held, refused } = await race(p, 6, 0.05 * USD);
+    expect(held).toHaveLength(0);
+    expect(refused.every((e) => e.code === 'budget_exceeded')).toBe(true);
+    const events = await outbox();
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'budget.threshold', data: { scope: 'project', name: 'held-full', threshold_percent: 100, trigger: 'refused', budget_usd: 1, spent_usd: 0.4, held_usd: 0.6, requested_usd: 0.05 } });
+    // The hold settles below its amount: 50 % and 80 % follow from the spend; 100 % is not sent again.
+    await credits[1].settle(open, 0.5 * USD);
+    await expect(credits[0].reserve(p, 0.2 * USD)).rejects.toThrow(/budget/);
+    const after = await outbox();
+    expect(after.map((e) => [e.data.threshold_percent, e.data.trigger])).toEqual([
+      [100, 'refused'],
+      [50, 'spent'],
+      [80, 'spent'],
+    ]);
+    // A budget of 0 refuses everything by design and alerts nothing.
+    const off = await key({ budgetMicros: 0, period: 'day' });
+    await expect(credits[0].reserve(off, 1)).rejects.toThrow(/budget/);
+    expect(await outbox()).toHaveLength(3);
+    // The next day is a new window: a refusal there is alerted again.
+    clock = Date.parse('2026-03-31T08:00:00Z');
+    await credits[0].reserve(p, 0.9 * USD);
+    await expect(credits[1].reserve(p, 0.2 * USD)).rejects.toThrow(/budget/);
+    expect((await outbox()).filter((e) => e.data.trigger === 'refused')).toHaveLength(2);
+  });
 });

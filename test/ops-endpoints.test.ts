@@ -30,6 +30,43 @@ describe('operations endpoints', () => {
     expect(Object.keys(models.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['data', 'object', 'success']);
   });
 
+  it('documents Idempotency-Key, its 400/409/422 and the replay header on exactly the routes that take it', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as any;
+    expect(doc.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false, schema: { maxLength: 255 } });
+    const documented: string[] = [];
+    const others: string[] = [];
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        if (method !== 'post') continue;
+        const has = op.parameters.some((p: any) => p.$ref === '#/components/parameters/IdempotencyKey');
+        (has ? documented : others).push(path);
+        if (!has) continue;
+        expect(op.responses['400'].description, path).toContain('invalid_idempotency_key');
+        expect(op.responses['409'].description, path).toContain('idempotency_in_progress');
+        expect(op.responses['422'].description, path).toContain('idempotency_key_reused');
+        const ok = Object.entries<any>(op.responses).filter(([status]) => status.startsWith('2'));
+        expect(ok.length, path).toBeGreaterThan(0);
+        for (const [, answer] of ok) expect(answer.headers['Idempotent-Replayed'], path).toBeDefined();
+      }
+    }
+    expect(documented.sort()).toEqual(['/v1/chat/completions', '/v1/images/edits', '/v1/images/generations', '/v1/messages', '/v1/responses', '/v1/video/generations', '/v1/videos', '/v1beta/models/{path}'].sort());
+    // What the document says is what the routes do: a bad key is refused where it is documented, ignored elsewhere.
+    const { key } = await gw.createKey();
+    const bad = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'x'.repeat(256) };
+    for (const path of documented) {
+      const url = path === '/v1beta/models/{path}' ? '/v1beta/models/sim-chat:generateContent' : path;
+      const res = await fetch(`${gw.url}${url}`, { method: 'POST', headers: bad, body: '{}' });
+      expect(res.status, path).toBe(400);
+      // Each family's error shape; every one names the header's rule.
+      expect(await res.text(), path).toContain('The Idempotency-Key header must be 1 to 255 printable ASCII characters');
+    }
+    for (const path of others.filter((p) => p.startsWith('/v1/messages/count_tokens'))) {
+      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: bad, body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(await res.text(), path).not.toContain('Idempotency-Key');
+    }
+    expect(others).toContain('/v1/messages/count_tokens');
+  });
+
   it('exposes Prometheus metrics counting requests by route pattern and status', async () => {
     const { key } = await gw.createKey();
     await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });

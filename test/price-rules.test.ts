@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEEDANCE_MODELS, SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 import { validateConfig } from '../src/config-file/loader.js';
+import { videoQuote } from '../src/limits/pricing.js';
+import type { ModelConfig } from '../src/config/schema.js';
 import { WAN_DEFAULT_MODELS } from '../src/providers/dashscope/models.js';
 import { startGateway, usageRowsOf, type TestGateway } from './helpers/gateway.js';
 import { balanceOf, createAndFinish, providerRig, type ProviderRig } from './helpers/provider-video.js';
@@ -87,6 +89,8 @@ describe('price rules per second and per video (Wan on a dashscope channel)', { 
 describe('price rules on the embedded simulator: tokens, images, chat; models with capabilities', { timeout: 120_000 }, () => {
   let gw: TestGateway;
   const video = 'doubao-seedance-1-0-pro-250528';
+  // Of the Seedance family only 1.5 pro renders sound.
+  const sound = 'doubao-seedance-1-5-pro-251215';
   beforeAll(async () => {
     gw = await startGateway(
       {
@@ -94,6 +98,7 @@ describe('price rules on the embedded simulator: tokens, images, chat; models wi
           ...SIMULATOR_MODELS,
           ...SEEDANCE_MODELS,
           [video]: { ...SEEDANCE_MODELS[video], price: { per_million_tokens: 2.5, factors: [{ when: { audio: true }, multiply: 1.5 }] } },
+          [sound]: { ...SEEDANCE_MODELS[sound], price: { per_million_tokens: 2.4, factors: [{ when: { audio: true }, multiply: 1.5 }] } },
           'sim-image': { ...SIMULATOR_MODELS['sim-image'], price: { per_image: { '256x256': 0.01, '1024x1024': 0.02 }, factors: [{ when: { size: '1024x1024', n: [2, 3] }, multiply: 0.75, label: 'batch' }] } },
         },
       },
@@ -115,7 +120,7 @@ describe('price rules on the embedded simulator: tokens, images, chat; models wi
 
   it('holds the estimated tokens and settles the reported ones, both × the audio factor', async () => {
     const { id, key } = await gw.createKey({ creditMicros: 50_000_000 });
-    const created = await createTask(gw.url, key, { model: video, prompt: 'a corgi sings', generate_audio: true, duration: 5, resolution: '720p' });
+    const created = await createTask(gw.url, key, { model: sound, prompt: 'a corgi sings', generate_audio: true, duration: 5, resolution: '720p' });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const hold = await holdOf(gw, id);
     const row = await pollUntilDone(created.body.data.task_id);
@@ -123,16 +128,26 @@ describe('price rules on the embedded simulator: tokens, images, chat; models wi
     const tokens = Number(JSON.parse(row.data).usage.total_tokens);
     expect(tokens).toBeGreaterThan(0);
     const settle = await settleRow(gw, id);
-    expect(Number(settle.cost_micros)).toBe(Math.ceil(tokens * 2.5 * 1.5));
+    expect(Number(settle.cost_micros)).toBe(Math.ceil(tokens * 2.4 * 1.5 - 1e-6));
     expect(hold).toBeGreaterThanOrEqual(Number(settle.cost_micros));
-    expect(settle.billed_by).toBe(`${tokens} tokens × $2.5/M × 1.5 (audio)`);
+    expect(settle.billed_by).toBe(`${tokens} tokens × $2.4/M × 1.5 (audio)`);
 
     // Without audio: no factor.
     const { id: id2, key: key2 } = await gw.createKey({ creditMicros: 50_000_000 });
-    const plain = await createTask(gw.url, key2, { model: video, prompt: 'a corgi', duration: 5, resolution: '720p' });
+    const plain = await createTask(gw.url, key2, { model: sound, prompt: 'a corgi', duration: 5, resolution: '720p' });
     await pollUntilDone(plain.body.data.task_id);
     const plainRow = await settleRow(gw, id2);
-    expect(Number(plainRow.cost_micros)).toBe(Math.ceil(tokens * 2.5));
+    expect(Number(plainRow.cost_micros)).toBe(Math.ceil(tokens * 2.4 - 1e-6));
+  });
+
+  it('refuses sound on a Seedance model that renders none, as its capabilities say', async () => {
+    const { key } = await gw.createKey({ creditMicros: 50_000_000 });
+    const refused = await createTask(gw.url, key, { model: video, prompt: 'a corgi sings', generate_audio: true });
+    expect(refused.status).toBe(400);
+    expect(refused.body.data).toBeNull();
+    expect(refused.body.message).toContain(`generate_audio is not supported by model "${video}"`);
+    // Saying no sound is no change.
+    expect((await createTask(gw.url, key, { model: video, prompt: 'a corgi', generate_audio: false })).status).toBe(200);
   });
 
   it('bills images by the size table and the n factor, hold and settle alike', async () => {
@@ -184,7 +199,10 @@ describe('price rules on the embedded simulator: tokens, images, chat; models wi
     const byId = Object.fromEntries(full.data.map((m: any) => [m.id, m]));
     expect(byId['sim-chat'].capabilities).toEqual({ formats: ['openai-chat', 'openai-responses', 'anthropic-messages', 'gemini-generate-content'] });
     expect(byId['sim-chat'].pricing).toEqual({ currency: 'USD', input_per_million: 0.5, output_per_million: 1.5 });
-    expect(byId[video].capabilities).toMatchObject({ modes: ['text', 'first_frame'], durations: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p', '1080p'], audio: true, max_images: { first_frame: 1 } });
+    expect(byId[video].capabilities).toMatchObject({ modes: ['text', 'first_frame'], durations: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], resolutions: ['480p', '720p', '1080p'], audio: false, max_images: { first_frame: 1 } });
+    expect(byId[sound].capabilities).toMatchObject({ durations: [4, 5, 6, 7, 8, 9, 10, 11, 12], audio: true });
+    // Every Seedance model the embedded default offers: sound on 1.5 only.
+    for (const id of Object.keys(SEEDANCE_MODELS)) expect(byId[id].capabilities.audio, id).toBe(id.includes('seedance-1-5'));
     expect(byId[video].pricing).toEqual({ currency: 'USD', per_million_tokens: 2.5, factors: [{ when: { audio: true }, multiply: 1.5 }] });
     expect(byId['sim-image'].capabilities.max_n).toBeGreaterThan(0);
     const one = (await (await fetch(`${gw.url}/v1/models/${video}`, { headers: auth(key) })).json()) as any;
@@ -306,7 +324,8 @@ describe('price rules are checked at load', () => {
   };
 
   it('names the model, the field and the allowed values', () => {
-    expect(error({ per_second: 0.1, factors: [{ when: { quality: 'hd' }, multiply: 2 }] })).toBe('config: models.m.price.factors[0].when.quality: a video model\'s factors may name resolution, duration, audio, mode');
+    expect(error({ per_second: 0.1, factors: [{ when: { quality: 'hd' }, multiply: 2 }] })).toBe('config: models.m.price.factors[0].when.quality: a video model\'s factors may name resolution, duration, audio, mode, input_video');
+    expect(error({ per_second: 0.1, factors: [{ when: { input_video: 'yes' }, multiply: 2 }] })).toBe('config: models.m.price.factors[0].when.input_video: must be a boolean (got "yes")');
     expect(error({ per_second: 0.1, factors: [{ when: { mode: 'fast' }, multiply: 2 }] })).toBe('config: models.m.price.factors[0].when.mode: must be one of text, first_frame, first_last_frame, reference_image (got "fast")');
     expect(error({ per_second: 0.1, factors: [{ when: { audio: 'yes' }, multiply: 2 }] })).toBe('config: models.m.price.factors[0].when.audio: must be a boolean (got "yes")');
     expect(error({ per_image: 0.1, factors: [{ when: { n: 0 }, multiply: 2 }] }, 'image')).toBe('config: models.m.price.factors[0].when.n: must be above 0 (got 0)');
@@ -314,5 +333,16 @@ describe('price rules are checked at load', () => {
     expect(error({ per_second: 0.1, factors: [{ when: { audio: true }, multiply: 0 }] })).toMatch(/^config: models\.m\.price\.factors\[0\]\.multiply: /);
     expect(error({ per_second: 0.1, factors: [{ when: { audio: true }, multiply: 1.5, code: 'x' }] })).toBe('config: models.m.price.factors[0].code: unknown field');
     expect(error({ per_second: { '720p': 0.1 }, factors: [{ when: { audio: true, resolution: ['720p', '1080p'] }, multiply: 1.5 }] })).toBe('');
+    expect(error({ per_second: 0.1, factors: [{ when: { input_video: true }, multiply: 1.5 }] })).toBe('');
+    expect(error({ per_image: 0.1, factors: [{ when: { input_video: true }, multiply: 2 }] }, 'image')).toBe("config: models.m.price.factors[0].when.input_video: an image model's factors may name size, quality, n");
+  });
+
+  it('prices an input video by its factor, and a request without one without it', () => {
+    // No provider the gateway offers takes an input video yet: the evaluator is what applies the factor.
+    const model: ModelConfig = { kind: 'video', modes: ['text'], price: { per_second: { '720p': 0.1 }, factors: [{ when: { input_video: true }, multiply: 1.5, label: 'video input' }, { when: { input_video: false, mode: 'text' }, multiply: 0.8 }] } };
+    // 8 s × $0.1 × 1.5 = $1.20
+    expect(videoQuote(model, { unit: 'seconds', units: 8, resolution: '720p' }, { input_video: true })).toEqual({ micros: 1_200_000, billedBy: '8 s × $0.1/s (720p) × 1.5 (video input)' });
+    // Absent counts as false: 8 s × $0.1 × 0.8 = $0.64
+    expect(videoQuote(model, { unit: 'seconds', units: 8, resolution: '720p' }, { mode: 'text' })).toEqual({ micros: 640_000, billedBy: '8 s × $0.1/s (720p) × 0.8 (no input_video, mode text)' });
   });
 });

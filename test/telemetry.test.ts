@@ -27,11 +27,11 @@ function telemetry(url: string, protocol: string, extra: Record<string, unknown>
   return { enabled: true, endpoint: url, protocol, export_interval_ms: 50, metrics_interval_ms: 200, ...extra };
 }
 
-async function chatRig(protocol: string) {
+async function chatRig(protocol: string, extra: Record<string, unknown> = {}) {
   receiver = await startOtlpReceiver();
   sim = await startSimulator({ videoSeconds: 0.3 });
   gw = await startGateway({
-    telemetry: telemetry(receiver.url, protocol),
+    telemetry: telemetry(receiver.url, protocol, extra),
     relay: { breaker_failures: 1000 },
     channels: [
       { name: 'first', type: 'openai', base_url: `${sim.url}/v1`, api_key: UPSTREAM_KEYS[0], priority: 0, models: ['dual'] },
@@ -41,6 +41,11 @@ async function chatRig(protocol: string) {
   });
   const key = await gw.createKey({ creditMicros: 10_000_000 });
   return { gw, sim, receiver, key };
+}
+
+/** Waits (up to 10 s) until a metric export holding `name` reached the receiver. */
+async function metricArrived(r: OtlpReceiver, name: string) {
+  for (let i = 0; i < 200 && !r.metrics.some((m) => m.name === name); i++) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 function inTrace(spans: ReceivedSpan[], traceId: string) {
@@ -118,6 +123,9 @@ describe('traces', () => {
     const attempt = receiver.spans.find((s) => s.kind === 3)!;
     expect(attempt.events.map((e) => e.name)).toContain('gen_ai.first_token');
     expect(attempt.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+    // A stream's finish reasons and response model, read from its events.
+    expect(attempt.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
+    expect(attempt.attributes['gen_ai.response.model']).toBeTypeOf('string');
     const server = receiver.spans.find((s) => s.kind === 2)!;
     expect(attempt.traceId).toBe(server.traceId);
     expect(server.parentSpanId).toBe('');
@@ -137,12 +145,14 @@ describe('traces', () => {
 
   it('a video task is a trace of its own from create to SUCCESS, linked to the request that created it', async () => {
     receiver = await startOtlpReceiver();
-    gw = await startGateway({ telemetry: telemetry(receiver.url, 'http/protobuf') });
+    // http/json: the receiver decodes metrics (the poll lag) in JSON only.
+    gw = await startGateway({ telemetry: telemetry(receiver.url, 'http/json') });
     const key = await gw.createKey();
     const created = await createTask(gw.url, key.key, { model: 'sim-video', prompt: 'a traced corgi' });
     expect(created.status).toBe(200);
     const taskId = created.body.data.task_id as string;
     await waitForTask(gw.url, key.key, taskId, (r) => r.status === 'SUCCESS');
+    await metricArrived(receiver, 'mediagate_video_poll_lag_seconds');
     const gateway = gw;
     gw = null;
     await gateway.close();
@@ -162,10 +172,63 @@ describe('traces', () => {
     const end = task.find((s) => s.name === 'video_task SUCCESS')!;
     expect(end.attributes['mediagate.task_id']).toBe(taskId);
     expect(end.startNs).toBeLessThanOrEqual(root.startNs);
+    // The task's hold is settled in its trace, with what it cost.
+    const settle = task.find((s) => s.name === 'credit.settle')!;
+    expect(settle).toBeDefined();
+    expect(settle.attributes['mediagate.cost_usd']).toBeGreaterThan(0);
     // The create's attempt span names the task.
     const attempt = inTrace(receiver.spans, createSpan.traceId).find((s) => s.kind === 3)!;
     expect(attempt.attributes).toMatchObject({ 'mediagate.task_id': taskId, 'gen_ai.operation.name': 'generate_content' });
+    // The link names the attempt that created the task.
+    expect(root.links[0].spanId).toBe(attempt.spanId);
+    // How late each poll started against its due time, through OTLP.
+    const lag = receiver.metrics.filter((m) => m.name === 'mediagate_video_poll_lag_seconds').flatMap((m) => m.points);
+    expect(lag.map((p) => p.attributes.provider)).toContain('simulator');
     expectNoSecrets(receiver, [key.key]);
+  });
+
+  it('an unsampled request records no span, yet its upstream request carries a traceparent of its trace with the sampled flag off', async () => {
+    // The default sampler is parent-based: a caller that did not sample decides for the request.
+    const { gw: gateway, sim: simulator, receiver: r, key } = await chatRig('http/json');
+    const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_SPAN}-00` },
+      body: JSON.stringify({ model: 'dual', stream: true, messages: [{ role: 'user', content: 'do not trace me' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    // A new root trace with a ratio of 0: not sampled either.
+    const quiet = await startGateway({
+      telemetry: telemetry(r.url, 'http/json', { sampler: 'parentbased_traceidratio', sampler_arg: 0 }),
+      channels: [{ name: 'only', type: 'openai', base_url: `${simulator.url}/v1`, api_key: UPSTREAM_KEYS[0], models: ['dual'] }],
+      models: { dual: { kind: 'chat', owned_by: 'test' } },
+    });
+    try {
+      const k = await quiet.createKey();
+      const res2 = await fetch(`${quiet.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'dual', messages: [{ role: 'user', content: 'nor me' }] }),
+      });
+      expect(res2.status).toBe(200);
+      await res2.json();
+    } finally {
+      await quiet.close();
+    }
+    const seen = (await (await fetch(`${simulator.url}/__sim/traceparents`)).json()) as { requests: { route: string; traceparent: string }[] };
+    await metricArrived(r, 'gen_ai.client.operation.duration');
+    gw = null;
+    await gateway.close();
+
+    const chats = seen.requests.filter((q) => q.route === 'openai.chat').map((q) => q.traceparent);
+    expect(chats).toHaveLength(2);
+    expect(chats[0]).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`));
+    expect(chats[0]).not.toContain(PARENT_SPAN);
+    expect(chats[1]).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(chats[1]).not.toContain(TRACE_ID);
+    // Nothing of either request was exported (metrics still are).
+    expect(r.spans).toEqual([]);
+    expect(r.metrics.map((m) => m.name)).toContain('gen_ai.client.operation.duration');
   });
 
   it('tracing off: nothing is exported and no traceparent goes upstream', async () => {

@@ -80,7 +80,7 @@ describe('usage CSV export: formula cells', () => {
     const res = await fetch(`${gw.url}/admin/api/usage?format=csv&key=${key.id}`, { headers: { authorization: `Bearer ${gw.token}` } });
     expect(res.status).toBe(200);
     const [header, ...rows] = parseCsv(await res.text());
-    expect(header).toEqual(['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms', 'error']);
+    expect(header).toEqual(['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'billed_by', 'latency_ms', 'error']);
     expect(rows.length).toBe(PLANTED.length + 1);
     const model = header.indexOf('model');
     const models = rows.map((r) => r[model]);
@@ -94,7 +94,8 @@ describe('usage CSV export: formula cells', () => {
     }
     const negative = rows.find((r) => r[header.indexOf('cost_usd')].startsWith('-'));
     expect(negative?.[header.indexOf('cost_usd')]).toBe('-0.001500');
-    expect(negative?.slice(header.indexOf('status'), header.indexOf('latency_ms') + 1)).toEqual(['200', '3', '4', '-0.001500', '12']);
+    // The planted row has no billed_by: an empty text cell between its cost and its latency.
+    expect(negative?.slice(header.indexOf('status'), header.indexOf('latency_ms') + 1)).toEqual(['200', '3', '4', '-0.001500', '', '12']);
   });
 
   it('leaves a numeric column that holds no number to the text rule', () => {

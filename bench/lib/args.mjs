@@ -9,7 +9,8 @@ export const USAGE = `Usage: node bench/run.mjs [flags]   (npm run bench, npm ru
   --smoke                      small counts, about a minute: proves the harness end to end
   --only=<phase,...>           run some phases (development): ${PHASES.join(', ')}
   --targets=<target,...>       only these chat targets (development): ${CHAT_TARGETS.join(', ')}
-  --profile                    run mediagate under --cpu-prof and print its top entries
+  --profile                    run mediagate (and the traced gateways) under --cpu-prof and
+                               print their top entries
   --baseline-root=<dir>        convert phase: also time another checkout's build on its
                                pass-through paths
   --help                       this text

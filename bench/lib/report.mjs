@@ -152,7 +152,7 @@ export function renderMarkdown(r) {
       if (!x) continue;
       const lat = latencyC1[name];
       const add = addedC1[name];
-      L.push(`| ${label} | ${int(x.rps)} | ${x.p50Ms} | ${x.p99Ms} | ${name === 'direct' ? '' : Math.round(ratio(x.rps, load.raw.rps) * 100) + '%'} | ${f3(x.cpuMsPerReq)} | ${f3(lat.p50Ms)} | ${f3(lat.p99Ms)} | ${add ? signed(add.p50Ms) : ''} | ${add ? signed(add.p99Ms) : ''} |`);
+      L.push(`| ${label} | ${int(x.rps)} | ${x.p50Ms} | ${x.p99Ms} | ${name === 'direct' ? '' : pct(ratio(x.rps, load.raw?.rps))} | ${f3(x.cpuMsPerReq)} | ${f3(lat.p50Ms)} | ${f3(lat.p99Ms)} | ${add ? signed(add.p50Ms) : ''} | ${add ? signed(add.p99Ms) : ''} |`);
     }
     L.push('');
     const tracedCost = ['traced10', 'traced100']

@@ -64,7 +64,7 @@ function view(r: UsageRow): UsageView {
   };
 }
 
-const CSV_COLUMNS: (keyof UsageView)[] = ['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms', 'error'];
+const CSV_COLUMNS: (keyof UsageView)[] = ['id', 'created_at', 'key_id', 'model', 'channel', 'endpoint', 'status', 'input_units', 'output_units', 'cost_usd', 'billed_by', 'latency_ms', 'error'];
 /** Columns the gateway fills with numbers; the others can carry text a client sent (a model name). */
 const CSV_NUMERIC = new Set<keyof UsageView>(['id', 'status', 'input_units', 'output_units', 'cost_usd', 'latency_ms']);
 

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Value } from '@sinclair/typebox/value';
 import { ChannelSchema, ConfigSchema, type Config } from '../config/schema.js';
-import { priceFactorProblem } from '../config/price-rule.js';
+import { priceRuleProblem } from '../config/price-rule.js';
 import { embeddedDefault } from './defaults.js';
 import { installedProviders, isBuiltInType, NO_PROVIDERS, providerFor, providerTypes, type ProviderSet } from '../providers/index.js';
 import type { ChannelSetting } from '../providers/provider.js';
@@ -259,7 +259,7 @@ function checkCrossReferences(config: Config, source: string, providers: Provide
     if (unsafe) throw new ConfigError(`${source}: models: the model id "${escapeUnsafe(id)}" ${unsafe}`);
     if (model.kind === 'video' && !model.modes) throw new ConfigError(`${source}: models.${id}.modes: required for a video model`);
     if (model.kind !== 'video' && model.modes) throw new ConfigError(`${source}: models.${id}.modes: only a video model has modes`);
-    const price = priceFactorProblem(model.kind, model.price);
+    const price = priceRuleProblem(model.kind, model.price);
     if (price) throw new ConfigError(`${source}: models.${id}.price.${price.field}: ${price.message}`);
   }
 }

@@ -73,6 +73,10 @@ export const PriceSchema = Type.Object(
     // chat, USD per million tokens
     input_per_million: Type.Optional(Usd),
     output_per_million: Type.Optional(Usd),
+    // chat, USD per million input tokens the provider read from its prompt cache (default: the input rate)
+    cached_input_per_million: Type.Optional(Usd),
+    // chat, USD per million input tokens the provider wrote to its prompt cache (Anthropic; default: the input rate)
+    cache_write_per_million: Type.Optional(Usd),
     // image, USD per image: one rate, or one per size and/or quality ({"1024x1024": 0.04, "hd": 0.08, "hd 1024x1792": 0.12})
     per_image: Type.Optional(Type.Union([Usd, Type.Record(Type.String({ minLength: 1 }), Usd)])),
     // image, USD per megapixel of output (providers that bill by pixels)

@@ -12,8 +12,13 @@ export type ChatFormat = 'openai' | 'anthropic' | 'responses' | 'gemini';
 
 /** Tokens of one request; null while the upstream has not said. */
 export interface ReportedUsage {
+  /** Every input token, those read from or written to the provider's prompt cache included. */
   input: number | null;
   output: number | null;
+  /** Of the input, the tokens read from the provider's prompt cache (absent: none reported). */
+  cachedInput?: number | null;
+  /** Of the input, the tokens written to the provider's prompt cache (Anthropic's cache_creation_input_tokens). */
+  cacheWrite?: number | null;
 }
 
 export interface StreamTranslator {

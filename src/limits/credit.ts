@@ -1,4 +1,4 @@
-import { inSpan, tracingOn } from '../telemetry/trace.js';
+import { inSpan, sampled, type TraceParent } from '../telemetry/trace.js';
 import type { BudgetRule, Principal } from '../auth/principal.js';
 import { errors } from '../http/errors.js';
 import type { ReservationsRepo } from '../store/repos/reservations.js';
@@ -18,12 +18,16 @@ export interface Hold {
   lease?: LeaseHold;
   /** The price ratio the hold was taken with; its settle charges with the same. */
   ratio?: number;
+  /** Tracing: the request's server span, parent of the hold's settle or release span. */
+  trace?: TraceParent | null;
 }
 
 /** A hold known by its reservation only (a video task's): the key tells the price ratio at settle. */
 export interface StoredHold {
   reservationId: string | null;
   keyId?: string;
+  /** The trace its settle or release joins (a video task's), when it is sampled. */
+  trace?: TraceParent | null;
 }
 
 export interface CreditOptions {
@@ -76,9 +80,9 @@ export class CreditService {
    * instance's lease when leases are on. `fit` says how the request could fit a positive balance
    * that is too small (see credit-refusal.ts).
    */
-  reserve(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    if (!tracingOn()) return this.reserveNow(p, amountMicros, fit);
-    return inSpan('credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6 } }, () => this.reserveNow(p, amountMicros, fit));
+  reserve(p: Principal, amountMicros: number, fit?: FitHint, trace?: TraceParent | null): Promise<Hold> {
+    if (!sampled(trace)) return this.reserveNow(p, amountMicros, fit);
+    return inSpan(trace, 'credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6 } }, async () => withTrace(await this.reserveNow(p, amountMicros, fit), trace));
   }
 
   private async reserveNow(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
@@ -93,9 +97,9 @@ export class CreditService {
   }
 
   /** Holds the estimate in a reservation row: for holds that outlive the request (video tasks). */
-  reserveDurable(p: Principal, amountMicros: number, fit?: FitHint): Promise<Hold> {
-    if (!tracingOn()) return this.reserveRow(p, amountMicros, fit);
-    return inSpan('credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6, 'mediagate.credit.durable': true } }, () => this.reserveRow(p, amountMicros, fit));
+  reserveDurable(p: Principal, amountMicros: number, fit?: FitHint, trace?: TraceParent | null): Promise<Hold> {
+    if (!sampled(trace)) return this.reserveRow(p, amountMicros, fit);
+    return inSpan(trace, 'credit.hold', { attributes: { 'mediagate.key_id': p.keyId, 'mediagate.credit.hold_usd': amountMicros / 1e6, 'mediagate.credit.durable': true } }, async () => withTrace(await this.reserveRow(p, amountMicros, fit), trace));
   }
 
   /**
@@ -156,8 +160,9 @@ export class CreditService {
    * null when the hold was already closed.
    */
   settle(hold: Hold | StoredHold, costMicros: number): Promise<Settled | null> {
-    if (!tracingOn()) return this.settleCounted(hold, costMicros);
-    return inSpan('credit.settle', { attributes: { 'mediagate.cost_usd': costMicros / 1e6 } }, async (span) => {
+    const trace = hold.trace ?? null;
+    if (!sampled(trace)) return this.settleCounted(hold, costMicros);
+    return inSpan(trace, 'credit.settle', { attributes: { 'mediagate.cost_usd': costMicros / 1e6 } }, async (span) => {
       const settled = await this.settleCounted(hold, costMicros);
       span?.setAttribute('mediagate.credit.charged_usd', (settled?.chargedMicros ?? 0) / 1e6);
       if (settled?.overageMicros) span?.setAttribute('mediagate.credit.overage_usd', settled.overageMicros / 1e6);
@@ -216,8 +221,9 @@ export class CreditService {
 
   /** Returns the held amount; true when this call closed the hold. */
   release(hold: Hold | StoredHold): Promise<boolean> {
-    if (!tracingOn()) return this.releaseNow(hold);
-    return inSpan('credit.release', {}, () => this.releaseNow(hold));
+    const trace = hold.trace ?? null;
+    if (!sampled(trace)) return this.releaseNow(hold);
+    return inSpan(trace, 'credit.release', {}, () => this.releaseNow(hold));
   }
 
   private async releaseNow(hold: Hold | StoredHold): Promise<boolean> {
@@ -246,4 +252,10 @@ function holdAmount(p: Principal, amountMicros: number): number {
   const amount = Number.isNaN(amountMicros) ? 0 : Math.max(0, Math.ceil(amountMicros));
   if (amount > Number.MAX_SAFE_INTEGER && p.limitedCredit) throw errors.insufficientQuota();
   return amount;
+}
+
+/** The hold, told the trace its settle or release spans join. */
+function withTrace(hold: Hold, trace: TraceParent): Hold {
+  hold.trace = trace;
+  return hold;
 }

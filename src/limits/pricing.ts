@@ -23,6 +23,12 @@ export interface PriceContext {
   /** Whether the request asked for audio; a request that leaves it out counts as false. */
   audio?: boolean;
   mode?: string;
+  /**
+   * Whether the request carries an input video (video-to-video, extend); absent counts as false.
+   * No provider the gateway offers takes one through the neutral video request yet, so a create
+   * leaves it out; a factor on it is checked at load and applies once a request sets it.
+   */
+  input_video?: boolean;
   size?: string;
   quality?: string;
   n?: number;
@@ -57,7 +63,7 @@ function same(a: unknown, b: unknown): boolean {
 function matches(when: PriceFactor['when'], ctx: PriceContext): boolean {
   for (const [name, want] of Object.entries(when)) {
     let got = (ctx as Record<string, unknown>)[name];
-    if (name === 'audio') got = got === true;
+    if (name === 'audio' || name === 'input_video') got = got === true;
     if (got === undefined) return false;
     if (!(Array.isArray(want) ? want.some((w) => same(w, got)) : same(want, got))) return false;
   }
@@ -83,19 +89,49 @@ function quote(price: PriceConfig | undefined, baseMicros: number, base: string,
   return { micros: ceilMicros(micros), billedBy: text };
 }
 
-export function chatQuote(model: ModelConfig, inputTokens: number, outputTokens: number): Quote {
+/** Of a request's input tokens, those the provider read from or wrote to its prompt cache. */
+export interface CacheTokens {
+  cached?: number;
+  written?: number;
+}
+
+/**
+ * The cost of a chat request's tokens. `input` counts every input token; the cached and written
+ * ones among them take the model's `cached_input_per_million` and `cache_write_per_million`
+ * (each the input rate when the price has none), the rest the input rate.
+ */
+export function chatQuote(model: ModelConfig, inputTokens: number, outputTokens: number, cache: CacheTokens = {}): Quote {
   const p = model.price ?? {};
   const inRate = p.input_per_million ?? 0;
   const outRate = p.output_per_million ?? 0;
+  const cached = Math.min(cache.cached ?? 0, inputTokens);
+  const written = Math.min(cache.written ?? 0, inputTokens - cached);
+  const fresh = inputTokens - cached - written;
+  const cachedRate = p.cached_input_per_million ?? inRate;
+  const writeRate = p.cache_write_per_million ?? inRate;
+  const parts = [`${fresh} input tokens × ${usd(inRate)}/M`];
+  if (cached > 0) parts.push(`${cached} cached input tokens × ${usd(cachedRate)}/M`);
+  if (written > 0) parts.push(`${written} cache write tokens × ${usd(writeRate)}/M`);
+  parts.push(`${outputTokens} output tokens × ${usd(outRate)}/M`);
   return {
-    micros: ceilMicros(inputTokens * inRate + outputTokens * outRate),
-    billedBy: `${inputTokens} input tokens × ${usd(inRate)}/M + ${outputTokens} output tokens × ${usd(outRate)}/M`,
+    micros: ceilMicros(fresh * inRate + cached * cachedRate + written * writeRate + outputTokens * outRate),
+    billedBy: parts.join(' + '),
   };
 }
 
+/**
+ * The hold of a chat request: its input bound at the highest input rate the model has (a cache
+ * write may cost more than fresh input), its output cap at the output rate.
+ */
+export function chatHoldMicros(model: ModelConfig, inputTokens: number, outputTokens: number): number {
+  const p = model.price ?? {};
+  const inRate = Math.max(p.input_per_million ?? 0, p.cached_input_per_million ?? 0, p.cache_write_per_million ?? 0);
+  return ceilMicros(inputTokens * inRate + outputTokens * (p.output_per_million ?? 0));
+}
+
 /** The cost in micro-dollars of a chat request's tokens. */
-export function chatCostMicros(model: ModelConfig, inputTokens: number, outputTokens: number): number {
-  return chatQuote(model, inputTokens, outputTokens).micros;
+export function chatCostMicros(model: ModelConfig, inputTokens: number, outputTokens: number, cache: CacheTokens = {}): number {
+  return chatQuote(model, inputTokens, outputTokens, cache).micros;
 }
 
 /** What an images request produced (or may produce, for the hold), in every unit an image model may bill. */

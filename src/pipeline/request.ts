@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestFacts } from '../http/request-facts.js';
+import type { TraceParent } from '../telemetry/trace.js';
 import { parse as parseQuery } from 'node:querystring';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -119,6 +120,8 @@ export class GatewayRequest {
   limits: LimitContext | null = null;
   /** A logged request (request_logs): what its log row needs, gathered as it runs. */
   logFacts: RequestFacts | null = null;
+  /** The request's server span when tracing is on (non-recording when not sampled): the parent of its spans. */
+  trace: TraceParent | null = null;
   /** The body as read whole for its Idempotency-Key fingerprint (a multipart form); null when it streams. */
   bufferedBody: Buffer | null = null;
   /** performance.now() when the request reached the pipeline. */

@@ -12,7 +12,7 @@ import type { UsageLedger } from '../limits/ledger.js';
 import type { GatewayRequest, Reply } from './request.js';
 import type { Validate } from './request.js';
 import { requestEnd, requestStart } from './diagnostics.js';
-import { endServerSpan, runInServerSpan } from '../telemetry/trace.js';
+import { endServerSpan, startServerSpan } from '../telemetry/trace.js';
 import { runWithFacts } from '../http/request-facts.js';
 import type { RequestLogWriter } from '../request-logs/writer.js';
 import { fingerprintForm, fingerprintStart, idempotencyKeyOf, type Idempotency } from './idempotency.js';
@@ -73,9 +73,10 @@ export class Exchange {
    */
   run(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {
     const facts = (this.request.logFacts = this.deps.requestLogs?.factsFor(this.request) ?? null);
-    // Every step runs inside the request's server span (when tracing is on), and a logged
-    // request's steps with its facts (what the ledger writes for it lands there).
-    return runInServerSpan(this.request, () => (facts ? runWithFacts(facts, () => this.steps(unrouted, closing)) : this.steps(unrouted, closing)));
+    // The request's server span (when tracing is on) travels on the request; a logged request's
+    // steps run with its facts (what the ledger writes for it lands there).
+    startServerSpan(this.request);
+    return facts ? runWithFacts(facts, () => this.steps(unrouted, closing)) : this.steps(unrouted, closing);
   }
 
   private async steps(unrouted: (() => GatewayError) | null, closing: boolean): Promise<void> {

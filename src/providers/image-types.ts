@@ -89,6 +89,8 @@ export interface ImagesResult {
 export interface ImagesCall {
   upstream: UpstreamClient;
   signal?: AbortSignal;
+  /** The W3C traceparent its upstream requests carry (tracing on). */
+  traceparent?: string;
   /** Polling of a queued provider, from the model's config (`wait`); the provider's defaults otherwise. */
   wait?: { interval_ms?: number; timeout_s?: number };
 }

@@ -52,6 +52,8 @@ export interface VideoModelCaps {
   resolutions?: string[];
   ratios?: string[];
   fps?: number[];
+  /** Whether the model renders sound (`generate_audio`); absent: the provider's parameters decide. */
+  audio?: boolean;
 }
 
 /** How a model is billed: per million tokens, per second of video, or per video. */
@@ -93,6 +95,8 @@ export interface ProviderTaskView {
 export interface VideoCall {
   upstream: UpstreamClient;
   signal?: AbortSignal;
+  /** The W3C traceparent its upstream requests carry (tracing on). */
+  traceparent?: string;
 }
 
 export interface CreateOptions {

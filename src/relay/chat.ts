@@ -10,7 +10,7 @@ import type { Target } from '../upstream/target.js';
 import { UpstreamFailure, toUpstreamFailure } from '../upstream/failure.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { DepartureSignal } from '../http/departure.js';
-import { markFirstToken } from '../telemetry/trace.js';
+import { markFirstToken } from '../telemetry/genai.js';
 
 // One chat attempt against one channel: pick the channel's endpoint, and either pass the request
 // through (the channel speaks the client's format) or convert it through the hub — the client's
@@ -75,13 +75,15 @@ export class ChatRelay {
       headers: endpoint.headers(to, call.stream),
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
+      traceparent: target.traceparent,
     });
     if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(got);
     const text = got.text;
     if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
     const payload = JSON.stringify(CHAT_CODECS[call.client].encodeResponse(answer, clientOptions(call)));
-    return { payload, usage: { input: answer.usage?.input ?? null, output: answer.usage?.output ?? null } };
+    const u = answer.usage;
+    return { payload, usage: { input: u?.input ?? null, output: u?.output ?? null, cachedInput: u?.cachedInput ?? null, cacheWrite: u?.cacheWrite ?? null } };
   }
 
   /**
@@ -98,6 +100,7 @@ export class ChatRelay {
       headers: endpoint.headers(to, call.stream),
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
+      traceparent: target.traceparent,
     });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.text();
@@ -121,7 +124,7 @@ export class ChatRelay {
         }
         for (const ev of events) first += translator.push(ev);
       }
-      markFirstToken();
+      markFirstToken(target);
       return { first, reader, translator };
     } catch (err) {
       reader.cancel();

@@ -12,6 +12,7 @@ import type { Target } from '../upstream/target.js';
 import type { Catalog, CatalogModel } from './catalog.js';
 import { failureToGatewayError, type Relay, type RunOptions } from './relay.js';
 import { endAttempt, failAttempt, type Attempt } from '../telemetry/genai.js';
+import type { TraceParent } from '../telemetry/trace.js';
 
 // The one metered call every billable endpoint makes (chat in all its formats, images, video
 // create): model resolved (404 / 403 model_not_allowed / wrong kind) → estimate held → relayed →
@@ -62,6 +63,8 @@ export interface MeteredRequest {
   fit?: FitHint;
   /** The hold outlives the request (a video task's, closed by the poller): a reservation row, not the lease. */
   durable?: boolean;
+  /** Tracing: the request's server span, parent of its credit and attempt spans. */
+  trace?: TraceParent | null;
 }
 
 /** What the request came to, once the relayed answer was used (sent, stored). */
@@ -129,7 +132,7 @@ export async function meteredCall<A, R>(
     record(CLIENT_CLOSED, inputUnits, 0, 0, 0, { error: err.message });
     throw err;
   }
-  const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit) : await d.credit.reserve(m.principal, m.holdMicros, m.fit);
+  const hold = m.durable ? await d.credit.reserveDurable(m.principal, m.holdMicros, m.fit, m.trace) : await d.credit.reserve(m.principal, m.holdMicros, m.fit, m.trace);
 
   let outcome: Outcome<R>;
   let settled: Settled | null = null;
@@ -144,7 +147,7 @@ export async function meteredCall<A, R>(
         channel = target.channel.name;
         return attempt(target);
       },
-      { ...runOptions, keyId: m.principal.keyId, keepAttempt: (a) => (answering = a) },
+      { ...runOptions, keyId: m.principal.keyId, trace: m.trace, keepAttempt: (a) => (answering = a) },
     );
     try {
       outcome = await use(answer, { channel, hold });

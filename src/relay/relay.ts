@@ -5,7 +5,7 @@ import { CircuitBreaker } from './breaker.js';
 import { UpstreamFailure } from '../upstream/failure.js';
 import { targetFor, type Target } from '../upstream/target.js';
 import type { AttemptOutcome, ChannelHealth } from './health.js';
-import { tracingOn, withActiveSpan } from '../telemetry/trace.js';
+import type { TraceParent } from '../telemetry/trace.js';
 import { endAttempt, failAttempt, startAttempt, type Attempt } from '../telemetry/genai.js';
 
 export interface RunOptions {
@@ -20,6 +20,8 @@ export interface RunOptions {
   keepAttempt?: (attempt: Attempt) => void;
   /** Tracing: the key whose request this is, on every attempt's span. */
   keyId?: string;
+  /** Tracing: the request's server span, parent of every attempt (null or absent: tracing off). */
+  trace?: TraceParent | null;
 }
 
 /**
@@ -94,12 +96,12 @@ export class Relay {
       tried++;
       const target = targetFor(channel, model.id);
       const started = performance.now();
-      // Each attempt is a span of its own (siblings under the request), active while it runs so
-      // the upstream request carries its traceparent.
-      const traced = tracingOn() ? startAttempt(model.config.kind, model.id, target, tried) : null;
-      if (traced && opts.keyId) traced.span.setAttribute('mediagate.key_id', opts.keyId);
+      // Each attempt is a span of its own (siblings under the request, when it is sampled); the
+      // upstream request carries its traceparent (target.traceparent).
+      const traced = opts.trace ? startAttempt(opts.trace, model.config.kind, model.id, target, tried, opts.keyId) : null;
+      if (traced) target.traceparent = traced.traceparent;
       try {
-        const result = await withActiveSpan(traced?.span ?? null, () => attempt(target));
+        const result = await attempt(target);
         breaker.success();
         this.attempted?.(channel.name, 'ok', performance.now() - started);
         if (traced) {

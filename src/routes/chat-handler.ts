@@ -9,13 +9,13 @@ import { redact } from '../http/redact.js';
 import { clientGone } from '../http/departure.js';
 import { believableCount } from '../upstream/usage-number.js';
 import { claimUsageRow } from '../limits/usage-backstop.js';
-import { chatCostMicros, chatQuote } from '../limits/pricing.js';
+import { chatHoldMicros, chatQuote, type CacheTokens } from '../limits/pricing.js';
 import { chatFitHint } from '../limits/credit-refusal.js';
 import { inputTokenBound } from '../limits/estimate.js';
-import { ChatRelay, type ChatCall } from '../relay/chat.js';
+import { ChatRelay, type ChatCall, type OpenedStream } from '../relay/chat.js';
 import { CLIENT_CLOSED, meteredCall, resolveModel, type MeteredRequest } from '../relay/metered.js';
 import { pipeChatStream } from './chat-stream.js';
-import { tracingOn } from '../telemetry/trace.js';
+import { sampled } from '../telemetry/trace.js';
 
 // The flow every chat endpoint shares (Chat Completions, Messages, Responses, Gemini): the metered
 // call of relay/metered.ts (model → credit hold → relay with fallback → settle → one ledger row)
@@ -80,16 +80,17 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
       principal,
       model,
       endpoint,
+      trace: request.trace,
       started,
       claimRow: () => claimUsageRow(request),
       departed: signal,
       gone: () => clientGone(request),
       goneMessage: 'The client closed the request before the answer was ready.',
-      holdMicros: chatCostMicros(model.config, estimate.input, estimate.output),
+      holdMicros: chatHoldMicros(model.config, estimate.input, estimate.output),
       fit: chatFitHint(model.config, estimate.input, cap.field, cap.value === undefined ? DEFAULT_OUTPUT_CAP : undefined),
     };
-    const charge = (status: number, input: number, output: number) => {
-      const q = chatQuote(model.config, input, output);
+    const charge = (status: number, input: number, output: number, cache: CacheTokens = {}) => {
+      const q = chatQuote(model.config, input, output, cache);
       return { status, input, output, costMicros: q.micros, billedBy: q.billedBy };
     };
     const runOptions = { canRetry: () => !reply.raw.headersSent && !signal.aborted };
@@ -102,7 +103,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
           (t) => chat.complete(call, t),
           async (answer) => {
             const usage = believableUsage(answer.usage, estimate);
-            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0), ...(tracingOn() ? answerFacts(answer.payload) : {}) };
+            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0, cacheOf(usage)), ...(sampled(request.trace) ? answerFacts(answer.payload) : {}) };
           },
           runOptions,
         );
@@ -118,6 +119,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
         // Not an async function: nothing of it stays suspended while the stream is held, only the
         // continuation below.
         (opened, { channel }) => {
+          const facts = sampled(request.trace) ? watchStreamFacts(opened) : null;
           const store = spec.finished;
           const beforeEnd = store
             ? async () => {
@@ -128,10 +130,12 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
           return pipeChatStream(reply, client, opened, signal, beforeEnd).then((outcome) => {
             if (outcome.failure?.retryable) services.relay.breaker(channel).failure();
             if (outcome.failure) request.log.warn({ channel, err: outcome.failure.message }, 'upstream stream broke mid-way');
-            const used = deliveredUsage(believableUsage(opened.translator.usage, estimate), opened.translator.complete, opened.translator.deliveredTokens, estimate);
+            const reported = believableUsage(opened.translator.usage, estimate);
+            const used = deliveredUsage(reported, opened.translator.complete, opened.translator.deliveredTokens, estimate);
             return {
               value: reply,
-              ...charge(outcome.status, used.input, used.output),
+              ...charge(outcome.status, used.input, used.output, cacheOf(reported)),
+              ...facts?.(),
               // The answer is out: a failing settle can only be logged now.
               settleFailed: (err: Error) => request.log.error({ err: err.message }, 'settling a chat stream failed'),
             };
@@ -153,13 +157,20 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
  * For the trace: the model an answer names and why it stopped, in whichever client format it is
  * (Chat Completions, Responses, Messages, Gemini).
  */
-export function answerFacts(payload: string): { responseModel?: string; finishReasons?: string[] } {
-  let a: Record<string, unknown>;
+export function answerFacts(payload: string): AnswerFacts {
   try {
-    a = JSON.parse(payload) as Record<string, unknown>;
+    return factsOf(JSON.parse(payload) as Record<string, unknown>);
   } catch {
     return {};
   }
+}
+
+export interface AnswerFacts {
+  responseModel?: string;
+  finishReasons?: string[];
+}
+
+function factsOf(a: Record<string, unknown>): { responseModel?: string; finishReasons: string[] } {
   const reasons: string[] = [];
   const list = Array.isArray(a.choices) ? a.choices : Array.isArray(a.candidates) ? a.candidates : [];
   for (const c of list as Record<string, unknown>[]) {
@@ -172,9 +183,74 @@ export function answerFacts(payload: string): { responseModel?: string; finishRe
   return { responseModel: model, finishReasons: reasons };
 }
 
-/** The provider's usage with any count that is not believable (1e30, negative, not a number) replaced by the estimate. */
+/** Responses API events that carry the finished response. */
+const RESPONSE_ENDS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/**
+ * For the trace of a sampled stream: reads the client events the stream's translator makes (its
+ * first frames included) for the model they name and why the answer stopped, in whichever client
+ * format it is: Chat Completions and Gemini chunks, a Messages `message_start` and
+ * `message_delta`, a Responses end event. Returns what was seen so far.
+ */
+export function watchStreamFacts(opened: OpenedStream): () => AnswerFacts {
+  let model: string | undefined;
+  const reasons: string[] = [];
+  const read = (frames: string | null) => {
+    if (!frames) return;
+    for (const line of frames.split('\n')) {
+      if (!line.startsWith('data:')) continue;
+      const data = line.slice(5).trim();
+      if (!data.startsWith('{')) continue;
+      let e: Record<string, unknown>;
+      try {
+        e = JSON.parse(data) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      let f: ReturnType<typeof factsOf>;
+      if (e.type === 'message_start' && e.message && typeof e.message === 'object') f = factsOf(e.message as Record<string, unknown>);
+      else if (typeof e.type === 'string' && RESPONSE_ENDS.has(e.type) && e.response && typeof e.response === 'object') f = factsOf(e.response as Record<string, unknown>);
+      else if (typeof e.type === 'string' && e.type.startsWith('response.')) continue;
+      else f = factsOf(e);
+      const delta = e.delta as Record<string, unknown> | undefined;
+      if (e.type === 'message_delta' && typeof delta?.stop_reason === 'string') f.finishReasons.push(delta.stop_reason);
+      model ??= f.responseModel;
+      reasons.push(...f.finishReasons);
+    }
+  };
+  const t = opened.translator;
+  const push = t.push.bind(t);
+  const end = t.end.bind(t);
+  t.push = (ev) => {
+    const out = push(ev);
+    read(out);
+    return out;
+  };
+  t.end = () => {
+    const out = end();
+    read(out);
+    return out;
+  };
+  read(opened.first);
+  return () => ({ responseModel: model, finishReasons: reasons });
+}
+
+/**
+ * The provider's usage with any count that is not believable (1e30, negative, not a number)
+ * replaced by the estimate; a cache count that is not believable counts as none (priced as input).
+ */
 function believableUsage(usage: ReportedUsage, estimate: TokenEstimate): ReportedUsage {
-  return { input: believableCount(usage.input, estimate.input), output: believableCount(usage.output, estimate.output) };
+  return {
+    input: believableCount(usage.input, estimate.input),
+    output: believableCount(usage.output, estimate.output),
+    cachedInput: usage.cachedInput == null ? null : believableCount(usage.cachedInput, 0),
+    cacheWrite: usage.cacheWrite == null ? null : believableCount(usage.cacheWrite, 0),
+  };
+}
+
+/** The prompt-cache tokens a usage reports, for the price (chatQuote caps them at the input). */
+function cacheOf(usage: ReportedUsage): CacheTokens {
+  return { cached: usage.cachedInput ?? 0, written: usage.cacheWrite ?? 0 };
 }
 
 /**

@@ -62,7 +62,7 @@ export function registerGeminiVideoRoutes(app: Routes, services: Services): void
       await limitModel(request, model);
       const { body, imageNames } = geminiVideoBody(model, request.body);
       try {
-        const record = await tasks.service.create(principalOf(request), body, () => claimUsageRow(request), request.departed);
+        const record = await tasks.service.create(principalOf(request), body, () => claimUsageRow(request), request.departed, request.trace);
         return geminiOperation({ task_id: record.task_id, model, status: record.status, fail_reason: record.fail_reason }, baseForRequest(config, request));
       } catch (err) {
         throw asGeminiVideoError(err, imageNames);

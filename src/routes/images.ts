@@ -45,6 +45,7 @@ async function serve(request: GatewayRequest, services: Services, endpoint: Endp
     principal: principalOf(request),
     model,
     endpoint,
+    trace: request.trace,
     started: Date.now(),
     claimRow: () => claimUsageRow(request),
     departed: request.departed,

@@ -19,7 +19,7 @@ export function registerVideoRoutes(app: Routes, tasks: TaskService, config: Pic
   const response = { 200: TaskEnvelopeSchema };
 
   app.post('/v1/video/generations', { auth: true, billable: 'video', idempotent: true, schema: { response } }, async (request) =>
-    envelope(await tasks.create(principalOf(request), request.body, () => claimUsageRow(request), request.departed)),
+    envelope(await tasks.create(principalOf(request), request.body, () => claimUsageRow(request), request.departed, request.trace)),
   );
 
   const read = taskReader(tasks, config);

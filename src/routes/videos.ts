@@ -50,7 +50,7 @@ export function registerVideosApiRoutes(app: Routes, services: Services): void {
   const video = { 200: VideoObjectSchema };
 
   const create = async (request: GatewayRequest, body: unknown) => {
-    const row = await tasks.service.createVideo(principalOf(request), body, () => claimUsageRow(request), request.departed);
+    const row = await tasks.service.createVideo(principalOf(request), body, () => claimUsageRow(request), request.departed, request.trace);
     return toVideoObject(row, { retainDays });
   };
 

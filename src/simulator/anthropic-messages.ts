@@ -110,7 +110,8 @@ function outputTokens(a: SimAnswer): number {
 const SIGNATURE = 'c2ltdWxhdG9yLXNpZ25hdHVyZQ==';
 
 function usage(a: SimAnswer, output: number): Json {
-  return { input_tokens: a.inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' };
+  // Anthropic's input_tokens leaves out the cache reads and writes it reports beside it.
+  return { input_tokens: a.inputTokens - a.cachedTokens - a.cacheWriteTokens, cache_creation_input_tokens: a.cacheWriteTokens, cache_read_input_tokens: a.cachedTokens, output_tokens: output, service_tier: 'standard' };
 }
 
 function message(id: string, model: string, a: SimAnswer, toolId: string): Json {

@@ -62,8 +62,30 @@ export interface SimAnswer {
   finish: 'end' | 'length' | 'stop_sequence' | 'tool';
   stopSequence: string | null;
   inputTokens: number;
+  /** Of the input, tokens reported as read from the prompt cache (`[sim:cached=N]` in the request). */
+  cachedTokens: number;
+  /** Of the input, tokens reported as written to the prompt cache (`[sim:cache_write=N]`; Messages only). */
+  cacheWriteTokens: number;
   /** Reasoning pieces (one token each), shown before the answer when the client asked for it. */
   thought: string[];
+}
+
+/**
+ * The prompt-cache counts a request asks the simulator to report: `[sim:cached=N]` and
+ * `[sim:cache_write=N]` anywhere in its texts (the last of each wins), never more than the input.
+ */
+function cacheMarkers(texts: string[], inputTokens: number): { cachedTokens: number; cacheWriteTokens: number } {
+  let cached = 0;
+  let written = 0;
+  for (const t of texts) {
+    if (!t.includes('[sim:cache')) continue;
+    for (const m of t.matchAll(/\[sim:(cached|cache_write)=(\d{1,9})\]/g)) {
+      if (m[1] === 'cached') cached = Number(m[2]);
+      else written = Number(m[2]);
+    }
+  }
+  const cachedTokens = Math.min(cached, inputTokens);
+  return { cachedTokens, cacheWriteTokens: Math.min(written, inputTokens - cachedTokens) };
 }
 
 /** Images count as a fixed 85 tokens (OpenAI's low-detail price). */
@@ -86,6 +108,7 @@ export function textOf(content: unknown): string {
  */
 export function answer(c: SimConversation): SimAnswer {
   const inputTokens = countTokens(c.texts) + c.images * IMAGE_TOKENS;
+  const cache = cacheMarkers(c.texts, inputTokens);
   const budget = new TokenBudget(c.maxTokens ?? DEFAULT_OUTPUT_TOKENS);
   const thought: string[] = [];
   if (c.reasoning) budget.take(`The user wrote: ${c.prompt}`, thought);
@@ -97,13 +120,13 @@ export function answer(c: SimConversation): SimAnswer {
     budget.take(`Calling ${tool.name}.`, pieces);
     const argPieces: string[] = [];
     writeToolArguments(tool.schema ?? {}, c.prompt, budget, argPieces);
-    return { pieces, tool: { name: tool.name, args: argPieces.join(''), argPieces }, finish: budget.cut ? 'length' : 'tool', stopSequence: null, inputTokens, thought };
+    return { pieces, tool: { name: tool.name, args: argPieces.join(''), argPieces }, finish: budget.cut ? 'length' : 'tool', stopSequence: null, inputTokens, ...cache, thought };
   }
   if (c.json) {
     const said = c.toolResult !== null ? `Tool result: ${c.toolResult}` : c.prompt;
     if (c.json.schema) writeSchemaValue(c.json.schema, said, budget, pieces);
     else budget.take(JSON.stringify({ answer: said }), pieces);
-    return { pieces, tool: null, finish: budget.cut ? 'length' : 'end', stopSequence: null, inputTokens, thought };
+    return { pieces, tool: null, finish: budget.cut ? 'length' : 'end', stopSequence: null, inputTokens, ...cache, thought };
   }
   let text = c.toolResult !== null ? `Tool result: ${c.toolResult}` : `You said: ${c.prompt}`;
   let finish: SimAnswer['finish'] = 'end';
@@ -117,8 +140,8 @@ export function answer(c: SimConversation): SimAnswer {
     }
   }
   budget.take(text, pieces);
-  if (budget.cut) return { pieces, tool: null, finish: 'length', stopSequence: null, inputTokens, thought };
-  return { pieces, tool: null, finish, stopSequence, inputTokens, thought };
+  if (budget.cut) return { pieces, tool: null, finish: 'length', stopSequence: null, inputTokens, ...cache, thought };
+  return { pieces, tool: null, finish, stopSequence, inputTokens, ...cache, thought };
 }
 
 /** A tool call's arguments as an object (Anthropic's `input`, Gemini's `args`): {} when max tokens cut them. */

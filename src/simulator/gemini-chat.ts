@@ -82,6 +82,8 @@ function usageOf(a: SimAnswer): Json {
   const candidates = a.tool ? a.tool.argPieces.length : a.pieces.length;
   const out: Json = { promptTokenCount: a.inputTokens, candidatesTokenCount: candidates, totalTokenCount: a.inputTokens + candidates + a.thought.length };
   if (a.thought.length) out.thoughtsTokenCount = a.thought.length;
+  // Part of promptTokenCount, as Gemini reports the tokens of a request's cached content.
+  if (a.cachedTokens) out.cachedContentTokenCount = a.cachedTokens;
   return out;
 }
 

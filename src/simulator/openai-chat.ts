@@ -82,7 +82,7 @@ function usageOf(a: SimAnswer): Json {
     prompt_tokens: a.inputTokens,
     completion_tokens: completion,
     total_tokens: a.inputTokens + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: a.cachedTokens, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: a.thought.length, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }

@@ -91,7 +91,7 @@ function usageOf(a: SimAnswer): Json {
   const output = (a.tool ? a.tool.argPieces.length : a.pieces.length) + a.thought.length;
   return {
     input_tokens: a.inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: a.cachedTokens },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: a.thought.length },
     total_tokens: a.inputTokens + output,

@@ -21,7 +21,7 @@ const IMAGES_PER_ROLE: Record<VideoModeName, Partial<Record<ImageRole, number>>>
 
 export interface VideoCapabilities extends VideoModelCaps {
   modes: VideoModeName[];
-  /** Whether `generate_audio` is taken; absent when no channel can tell. */
+  /** Whether the model renders sound on `generate_audio: true`; absent when no channel can tell. */
   audio?: boolean;
   /** The most images per role, over the modes the model serves. */
   max_images: Partial<Record<ImageRole, number>>;
@@ -33,8 +33,11 @@ export function videoCapabilities(configModes: VideoModeName[], adapter: VideoAd
   const modes = caps.modes ? configModes.filter((m) => caps.modes!.includes(m)) : configModes;
   const max_images: Partial<Record<ImageRole, number>> = {};
   for (const mode of modes) for (const [role, n] of Object.entries(IMAGES_PER_ROLE[mode]) as [ImageRole, number][]) max_images[role] = Math.max(max_images[role] ?? 0, n);
-  const audio = adapter.takesParam?.('generate_audio');
-  return { ...caps, modes, ...(audio !== undefined ? { audio } : {}), max_images };
+  // A provider that takes no generate_audio has no model with sound; otherwise the model's own fact decides.
+  const taken = adapter.takesParam?.('generate_audio');
+  const audio = taken === false ? false : (caps.audio ?? taken);
+  const { audio: _model, ...rest } = caps;
+  return { ...rest, modes, ...(audio !== undefined ? { audio } : {}), max_images };
 }
 
 function listOf(values: readonly (string | number)[]): string {
@@ -59,6 +62,10 @@ export function checkVideoRequest(model: string, configModes: VideoModeName[], a
   checkValue(model, 'resolution', p.resolution, caps.resolutions);
   checkValue(model, 'ratio', p.ratio, caps.ratios);
   checkValue(model, 'fps', p.fps, caps.fps);
+  // (A provider that takes no generate_audio at all refuses it in validate, naming its parameters.)
+  if (p.generate_audio === true && caps.audio === false && adapter.takesParam?.('generate_audio') !== false) {
+    throw errors.invalidRequest(`generate_audio is not supported by model "${model}": it renders video without sound (GET /v1/models/${model} shows audio: false).`, 'generate_audio');
+  }
   adapter.validate?.(upstreamModel, req);
 }
 

@@ -87,7 +87,10 @@ export function createTaskLifecycle(d: LifecycleDeps): TaskLifecycle {
   const archives = new ArchivesRepo(d.store.db, d.store.dialect);
   const outbox = new WebhookOutboxRepo(d.store.db, d.store.dialect);
   const metrics = d.registry ? new TaskMetrics(d.registry, () => outbox.countPending()) : null;
-  if (metrics) d.tasks.poller.usePollObserver((provider, outcome, seconds) => metrics.pollSeconds.observe({ provider, outcome }, seconds));
+  if (metrics) {
+    d.tasks.poller.usePollObserver((provider, outcome, seconds) => metrics.pollSeconds.observe({ provider, outcome }, seconds));
+    d.tasks.poller.usePollLagObserver((provider, seconds) => metrics.pollLag.observe({ provider }, seconds));
+  }
   const storage = createStorage(d.config.storage);
   const source = new ProviderVideoSource({ config: d.config, upstream: d.upstream, refresh: (row) => d.tasks.service.refreshUrl(row) });
   const archiver = storage

@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 export class TaskMetrics {
   readonly moves: Counter<'provider' | 'status'>;
   readonly pollSeconds: Histogram<'provider' | 'outcome'>;
+  readonly pollLag: Histogram<'provider'>;
   readonly webhookAttempts: Counter<'outcome'>;
   readonly archiveCopies: Counter<'outcome'>;
   readonly archiveBytes: Counter;
@@ -20,6 +21,13 @@ export class TaskMetrics {
       help: 'Time of one provider read call of the poller (one video task, or a batched read of several), by provider and outcome (ok, error)',
       labelNames: ['provider', 'outcome'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.pollLag = new Histogram({
+      name: 'mediagate_video_poll_lag_seconds',
+      help: 'How late a video task poll starts against the time it was due, by provider (channel type)',
+      labelNames: ['provider'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
       registers,
     });
     this.webhookAttempts = new Counter({ name: 'mediagate_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: ok (2xx), retry (failed, will retry), failed (given up)', labelNames: ['outcome'], registers });

@@ -27,6 +27,8 @@ const LATE_READS_PER_TICK = 20;
 
 /** How one provider read went, for the poll latency histogram. */
 export type PollObserver = (provider: string, outcome: 'ok' | 'error', seconds: number) => void;
+/** Sees how late each poll starts against its task's due time (seconds), by provider (channel type). */
+export type PollLagObserver = (provider: string, seconds: number) => void;
 
 /** At most `limit` polls of one channel at a time; the rest wait their turn (or give up on stop). */
 class Lane {
@@ -88,6 +90,9 @@ export class Poller extends ClaimWorker<TaskRow> {
   private lastSweep = 0;
   private lastLateRead = 0;
   private observe: PollObserver | null = null;
+  private observeLag: PollLagObserver | null = null;
+  /** Claimed tasks' due times (their next_poll_at before the claim), by task id, until their poll starts. */
+  private dueAt = new Map<string, number>();
   /** Bindings of (channel, model), valid while `config.channels` is the same array (a reload replaces it). */
   private bindings = new Map<string, VideoBinding | null>();
   private bindingsOf: readonly ChannelConfig[] | null = null;
@@ -107,9 +112,22 @@ export class Poller extends ClaimWorker<TaskRow> {
     this.observe = observe;
   }
 
+  /** Installs the poll lag histogram. */
+  usePollLagObserver(observe: PollLagObserver): void {
+    this.observeLag = observe;
+  }
+
   protected claim(now: number, room: number): Promise<TaskRow[]> {
     const s = this.d.config.tasks;
-    return this.d.repo.claimDue(this.owner, now, now + s.lease_ms, now + s.poll_interval_ms, room, now + s.callback_poll_interval_ms);
+    return this.d.repo.claimDue(this.owner, now, now + s.lease_ms, now + s.poll_interval_ms, room, now + s.callback_poll_interval_ms, this.observeLag ? this.dueAt : undefined);
+  }
+
+  /** A claimed task's poll starts: how late against its due time, once per claim. */
+  private started(row: TaskRow, provider: string): void {
+    const due = this.dueAt.get(row.task_id);
+    if (due === undefined) return;
+    this.dueAt.delete(row.task_id);
+    this.observeLag?.(provider, Math.max(0, Date.now() - due) / 1000);
   }
 
   protected idOf(row: TaskRow): string {
@@ -138,6 +156,7 @@ export class Poller extends ClaimWorker<TaskRow> {
   }
 
   protected release(): Promise<void> {
+    this.dueAt.clear();
     return this.d.repo.releaseLeases(this.owner);
   }
 
@@ -256,6 +275,7 @@ export class Poller extends ClaimWorker<TaskRow> {
     let found: Map<string, Record<string, unknown>> | null = null;
     let failure: UpstreamFailure | null = null;
     const entered = await this.inLane(rows[0].channel, async () => {
+      for (const row of rows) this.started(row, bound.channel.type);
       const started = performance.now();
       try {
         found = await bound.adapter.getMany!({ upstream: this.d.upstream, signal: this.signal }, bound.target, rows.map((r) => r.upstream_id));
@@ -308,7 +328,7 @@ export class Poller extends ClaimWorker<TaskRow> {
    * Public so tests can race two pollers on one task.
    */
   async pollTask(row: TaskRow, now = Date.now()): Promise<TaskRow> {
-    return inTaskSpan('video_task poll', row, async () => this.finish(await this.pollOnce(row, now)));
+    return inTaskSpan('video_task poll', row, async (traceparent) => this.finish(await this.pollOnce(row, now, traceparent)));
   }
 
   /** A task still open after a poll past its deadline fails. */
@@ -317,16 +337,17 @@ export class Poller extends ClaimWorker<TaskRow> {
     return after;
   }
 
-  private async pollOnce(row: TaskRow, now: number): Promise<TaskRow> {
+  private async pollOnce(row: TaskRow, now: number, traceparent = ''): Promise<TaskRow> {
     const bound = this.bind(row);
     if (!bound) {
       this.d.log('warn', 'video task: its channel is no longer configured for video; backing off', { task_id: row.task_id, channel: row.channel });
       return this.backOff(row, now, 0);
     }
     let raw: Record<string, unknown>;
+    this.started(row, bound.channel.type);
     const started = performance.now();
     try {
-      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.signal }, bound.target, row.upstream_id);
+      raw = await bound.adapter.get({ upstream: this.d.upstream, signal: this.signal, traceparent: traceparent || undefined }, bound.target, row.upstream_id);
       this.observe?.(bound.channel.type, 'ok', (performance.now() - started) / 1000);
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;

@@ -25,6 +25,7 @@ import { checkVideoRequest } from './capabilities.js';
 import { newCallbackToken, providerCallbackUrl } from './provider-callbacks.js';
 import type { TaskLog } from './log.js';
 import { startTaskTrace } from '../telemetry/tasks.js';
+import type { TraceParent } from '../telemetry/trace.js';
 
 export interface TaskServiceDeps {
   config: Config;
@@ -64,9 +65,9 @@ export class TaskService {
    * bookkeeping); false means a row was already written. `departed` is aborted when the client
    * leaves: no task is created for nobody.
    */
-  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRecord> {
+  async create(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal, trace: TraceParent | null = null): Promise<TaskRecord> {
     const parsed = parseCreateBody(body);
-    return toTaskRecord(await this.start(p, parsed.model, () => ({ parsed }), body as Record<string, unknown>, claimRow, departed));
+    return toTaskRecord(await this.start(p, parsed.model, () => ({ parsed }), body as Record<string, unknown>, claimRow, departed, trace));
   }
 
   /**
@@ -74,11 +75,11 @@ export class TaskService {
    * mapped by the model's provider (openai-videos.ts). Errors about a native field name the field
    * the client sent.
    */
-  async createVideo(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal): Promise<TaskRow> {
+  async createVideo(p: Principal, body: unknown, claimRow: () => boolean = () => true, departed: AbortSignal = new AbortController().signal, trace: TraceParent | null = null): Promise<TaskRow> {
     try {
       const input = parseVideoCreate(body);
       const build = (judge: VideoBinding, modelId: string) => ({ parsed: parseCreateBody(nativeVideoBody(input, modelId, judge)), given: { seconds: input.seconds, size: input.size } });
-      return await this.start(p, input.model, build, null, claimRow, departed);
+      return await this.start(p, input.model, build, null, claimRow, departed, trace);
     } catch (err) {
       throw asVideosApiError(err);
     }
@@ -96,6 +97,7 @@ export class TaskService {
     subscribeBody: Record<string, unknown> | null,
     claimRow: () => boolean,
     departed: AbortSignal,
+    trace: TraceParent | null,
   ): Promise<TaskRow> {
     const started = Date.now();
     const model = resolveModel(this.d.catalog, p, modelId, 'video', (m) => `The model "${m.id}" does not generate video; pick a video model (see GET /v1/models).`);
@@ -122,6 +124,7 @@ export class TaskService {
       holdMicros: videoCostMicros(model.config, estimate, priceContext),
       // A task's hold outlives the request (minutes): a reservation row, not this instance's lease.
       durable: true,
+      trace,
     };
     // With a public URL, providers that call back are told where: a hint to poll the task now.
     const callbackToken = this.d.config.server.public_url ? newCallbackToken() : null;
@@ -134,13 +137,13 @@ export class TaskService {
         if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
         const token = callbackToken !== null && bound.adapter.acceptsCallback ? callbackToken : null;
         const opts = token ? { callbackUrl: providerCallbackUrl(this.d.config, token) } : undefined;
-        const created = await bound.adapter.create({ upstream: this.d.upstream }, bound.target, parsed.request, opts);
+        const created = await bound.adapter.create({ upstream: this.d.upstream, traceparent: target.traceparent }, bound.target, parsed.request, opts);
         // A task created without its callback is polled at the ordinary interval.
         return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token: created.callbackDropped ? null : token };
       },
       async ({ created, target, expiresS, token }, { hold }) => {
         const row = this.newRow(p, model.id, parsed.action, created, target, expiresS, hold.reservationId, estimate, priceContext, meta, token);
-        row.trace_parent = startTaskTrace(row, target.channel.type);
+        row.trace_parent = startTaskTrace(row, target.channel.type, target.traceparent);
         try {
           // The provider already runs the task: a dropped database connection must not lose it.
           await retryWhileUnavailable(() => this.d.repo.insert(row, callback ? { task_id: row.task_id, url: callback.url, events: JSON.stringify(callback.events) } : undefined));

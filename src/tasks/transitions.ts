@@ -10,6 +10,7 @@ import { TASK_SETTLE_ENDPOINT } from '../store/repos/usage.js';
 import { RANK, isTerminal, mapProviderTask, timeoutReason, type GatewayStatus } from './status.js';
 import type { TaskLog } from './log.js';
 import type { MoveHooks } from './move-hooks.js';
+import { taskTrace } from '../telemetry/tasks.js';
 
 // How a task moves: a provider answer (or the gateway's own timeout) becomes at most one guarded
 // UPDATE, and only the caller whose UPDATE moved the task into SUCCESS or FAILURE closes its credit
@@ -180,7 +181,7 @@ export class TaskTransitions {
    * or releases a FAILURE's hold. The ledger row is written by whoever really closed the hold.
    */
   async closeHold(row: TaskRow, reported: BillableUnits | null, failureStatus = 502): Promise<void> {
-    const hold = { reservationId: row.reservation_id, keyId: row.key_id };
+    const hold = { reservationId: row.reservation_id, keyId: row.key_id, trace: taskTrace(row) };
     const base = { key_id: row.key_id, model: row.model, channel: row.channel, endpoint: TASK_SETTLE_ENDPOINT, input_units: 0, latency_ms: Math.max(0, Date.now() - row.submit_time * 1000) };
     if (row.status === 'SUCCESS') {
       // What the provider reported wins; what it left out (a resolution Kling does not echo) is the request's.

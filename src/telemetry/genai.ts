@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
-import { SpanKind, failSpan, startSpan, type Span } from './trace.js';
-import { recordOperation, recordTokens } from './meter.js';
+import { SpanKind, childSpan, failSpan, outgoingTraceparent, sampled, type Span, type TraceParent } from './trace.js';
+import { metricsOn, recordOperation, recordTokens } from './meter.js';
 
 // The OpenTelemetry GenAI conventions on the gateway's upstream attempts: one CLIENT span per
 // attempt named "{gen_ai.operation.name} {gen_ai.request.model}", with the provider, the channel
@@ -32,40 +32,92 @@ export interface AttemptTarget {
   baseUrl: string;
 }
 
-/** One attempt's span and the attributes its metrics share. */
+/** One attempt: its span (null when the trace is not sampled), its traceparent and what its metrics share. */
 export interface Attempt {
-  span: Span;
+  span: Span | null;
+  /** The W3C traceparent the upstream request carries (the span's, or one with the sampled flag off). */
+  traceparent: string;
+  /** The attempt's metric series: its key (the attribute values joined) and attributes. */
+  metricKey: string;
   metricAttributes: Attributes;
   started: number;
 }
 
-/** Starts an attempt's CLIENT span (a child of the active span: the request's, or a task poll's). */
-export function startAttempt(kind: string, model: string, target: AttemptTarget, attempt: number): Attempt {
-  const operation = operationName(kind);
-  const metricAttributes: Attributes = {
-    'gen_ai.operation.name': operation,
-    'gen_ai.provider.name': providerName(target.channel.type),
-    'gen_ai.request.model': model,
-  };
-  const attributes: Attributes = { ...metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
-  try {
-    // Host and port only: a URL's path or query may carry a credential (Gemini's ?key=).
-    const url = new URL(target.baseUrl);
-    attributes['server.address'] = url.hostname;
-    attributes['server.port'] = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-    metricAttributes['server.address'] = url.hostname;
-  } catch {
-    // A base URL that does not parse has no address to report.
+/** What every attempt of one model on one channel shares: its metric series and span attributes. */
+interface AttemptShape {
+  operation: string;
+  /** The metric series' key (one string, so a record's map lookup reuses its hash). */
+  metricKey: string;
+  metricAttributes: Attributes;
+  port: number | null;
+}
+
+/**
+ * Shapes by channel (its config object, replaced on a reload) and model: built on a channel's first
+ * attempt for a model, so an attempt builds no attributes, keys or URLs of its own.
+ */
+const shapes = new WeakMap<object, Map<string, AttemptShape>>();
+function shapeOf(kind: string, model: string, target: AttemptTarget): AttemptShape {
+  let byModel = shapes.get(target.channel);
+  if (!byModel) shapes.set(target.channel, (byModel = new Map()));
+  const id = `${kind}\n${model}\n${target.baseUrl}`;
+  let shape = byModel.get(id);
+  if (!shape) {
+    const operation = operationName(kind);
+    const metricAttributes: Attributes = {
+      'gen_ai.operation.name': operation,
+      'gen_ai.provider.name': providerName(target.channel.type),
+      'gen_ai.request.model': model,
+    };
+    let port: number | null = null;
+    try {
+      // Host and port only: a URL's path or query may carry a credential (Gemini's ?key=).
+      const url = new URL(target.baseUrl);
+      metricAttributes['server.address'] = url.hostname;
+      port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+    } catch {
+      // A base URL that does not parse has no address to report.
+    }
+    const metricKey = Object.values(metricAttributes).join('\n');
+    byModel.set(id, (shape = { operation, metricKey, metricAttributes, port }));
   }
-  return { span: startSpan(`${operation} ${model}`, { kind: SpanKind.CLIENT, attributes }), metricAttributes, started: performance.now() };
+  return shape;
+}
+
+/** The attempts whose spans record, by the target object of the attempt (for markFirstToken). */
+const recording = new WeakMap<object, Attempt>();
+
+/**
+ * Starts an attempt under `parent` (the request's server span): a CLIENT span when the trace is
+ * sampled, and the traceparent its upstream request carries either way.
+ */
+export function startAttempt(parent: TraceParent, kind: string, model: string, target: AttemptTarget, attempt: number, keyId?: string): Attempt {
+  const shape = shapeOf(kind, model, target);
+  let span: Span | null = null;
+  if (sampled(parent)) {
+    const attributes: Attributes = { ...shape.metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
+    if (shape.port !== null) attributes['server.port'] = shape.port;
+    if (keyId) attributes['mediagate.key_id'] = keyId;
+    span = childSpan(parent, `${shape.operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
+  }
+  const out = { span, traceparent: outgoingTraceparent(parent, span), metricKey: shape.metricKey, metricAttributes: shape.metricAttributes, started: performance.now() };
+  if (span) recording.set(target, out);
+  return out;
+}
+
+/** A stream's first token went to the client: an event on the span of the attempt serving `target`. */
+export function markFirstToken(target: object): void {
+  recording.get(target)?.span?.addEvent('gen_ai.first_token');
 }
 
 /** The attempt failed: the span is marked and ended, its duration recorded with the error type. */
 export function failAttempt(attempt: Attempt, err: unknown): void {
-  failSpan(attempt.span, err);
-  attempt.span.end();
+  if (attempt.span) {
+    failSpan(attempt.span, err);
+    attempt.span.end();
+  }
   const kind = (err as { kind?: unknown } | null)?.kind;
-  recordOperation(attempt.metricAttributes, (performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
+  recordOperation(attempt.metricKey, attempt.metricAttributes, (performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
 }
 
 /** What the answering attempt came to. */
@@ -82,16 +134,20 @@ export interface AttemptResult {
 /** The answering attempt is over (its answer used): usage and cost on the span, then it ends. */
 export function endAttempt(attempt: Attempt, kind: string, result: AttemptResult): void {
   const span = attempt.span;
-  if (result.responseModel) span.setAttribute('gen_ai.response.model', result.responseModel);
-  if (result.finishReasons?.length) span.setAttribute('gen_ai.response.finish_reasons', result.finishReasons);
-  if (kind === 'chat') {
-    if (result.input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', result.input);
-    if (result.output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', result.output);
-    recordTokens(attempt.metricAttributes, result.input, result.output);
+  if (span) {
+    if (result.responseModel) span.setAttribute('gen_ai.response.model', result.responseModel);
+    if (result.finishReasons?.length) span.setAttribute('gen_ai.response.finish_reasons', result.finishReasons);
+    if (kind === 'chat') {
+      if (result.input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', result.input);
+      if (result.output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', result.output);
+    }
+    if (result.costMicros !== undefined) span.setAttribute('mediagate.cost_usd', result.costMicros / 1e6);
+    if (result.taskId) span.setAttribute('mediagate.task_id', result.taskId);
+    span.setAttribute('mediagate.status', result.status);
+    span.end();
   }
-  if (result.costMicros !== undefined) span.setAttribute('mediagate.cost_usd', result.costMicros / 1e6);
-  if (result.taskId) span.setAttribute('mediagate.task_id', result.taskId);
-  span.setAttribute('mediagate.status', result.status);
-  span.end();
-  recordOperation(result.responseModel ? { ...attempt.metricAttributes, 'gen_ai.response.model': result.responseModel } : attempt.metricAttributes, (performance.now() - attempt.started) / 1000);
+  if (!metricsOn()) return;
+  if (kind === 'chat') recordTokens(attempt.metricKey, attempt.metricAttributes, result.input, result.output);
+  // Without gen_ai.response.model: it is read from the answer only when the trace is sampled.
+  recordOperation(attempt.metricKey, attempt.metricAttributes, (performance.now() - attempt.started) / 1000);
 }

@@ -1,12 +1,10 @@
-import { context, metrics, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { ValueType, metrics, trace, type HrTime } from '@opentelemetry/api';
+import { emptyResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { MeterProvider, PeriodicExportingMetricReader, type MetricProducer, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { AggregationTemporality, DataPointType, MeterProvider, PeriodicExportingMetricReader, type CollectionResult, type MetricData, type MetricProducer, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Config } from '../config/schema.js';
-import { setTracing } from './trace.js';
-import { setMeter } from './meter.js';
+import { setTracer } from './trace.js';
+import { operationDuration, setMetrics, tokenUsage, type GenAiHistogram } from './meter.js';
 
 // The OpenTelemetry SDK, loaded by src/telemetry/index.ts only when telemetry is on. OpenTelemetry's
 // standard environment variables win over the `telemetry` config section (docs/observability.md).
@@ -92,9 +90,8 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
     sampler: samplerFrom(settings, env),
     spanProcessors: [new BatchSpanProcessor(await spanExporter(settings, env), { scheduledDelayMillis: settings.export_interval_ms })],
   });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // No context manager and no global propagator: the gateway carries its trace context on the
+  // request (src/telemetry/trace.ts) and writes traceparent headers itself.
   trace.setGlobalTracerProvider(tracer);
   let meter: MeterProvider | null = null;
   if (settings.metrics) {
@@ -102,22 +99,47 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
       exporter: await metricExporter(settings, env),
       exportIntervalMillis: settings.metrics_interval_ms,
       exportTimeoutMillis: Math.min(30_000, settings.metrics_interval_ms),
-      metricProducers: producer ? [producer] : [],
+      metricProducers: producer ? [genAiProducer(), producer] : [genAiProducer()],
     });
     meter = new MeterProvider({ resource, readers: [reader] });
     metrics.setGlobalMeterProvider(meter);
-    setMeter(meter.getMeter('mediagate'));
+    setMetrics(true);
   }
-  setTracing(true);
+  setTracer(tracer.getTracer('mediagate'));
   return {
     async shutdown() {
-      setTracing(false);
-      setMeter(null);
+      setTracer(null);
+      setMetrics(false);
       await Promise.allSettled([tracer.shutdown(), meter?.shutdown()]);
       trace.disable();
       metrics.disable();
-      propagation.disable();
-      context.disable();
+    },
+  };
+}
+
+function hrTime(ms: number): HrTime {
+  return [Math.floor(ms / 1000), Math.round((ms % 1000) * 1e6)];
+}
+
+/** The GenAI histograms (src/telemetry/meter.ts) as cumulative OTLP histograms, read at each export. */
+function genAiProducer(): MetricProducer {
+  const start = hrTime(Date.now());
+  const data = (h: GenAiHistogram, end: HrTime): MetricData => ({
+    descriptor: { name: h.name, description: h.description, unit: h.unit, valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.HISTOGRAM,
+    dataPoints: [...h.series.values()].map((s) => ({
+      startTime: start,
+      endTime: end,
+      attributes: s.attributes,
+      value: { buckets: { boundaries: [...h.boundaries], counts: [...s.counts] }, sum: s.sum, count: s.count, min: s.min, max: s.max },
+    })),
+  });
+  return {
+    async collect(): Promise<CollectionResult> {
+      const end = hrTime(Date.now());
+      const metrics = [operationDuration, tokenUsage].filter((h) => h.series.size > 0).map((h) => data(h, end));
+      return { resourceMetrics: { resource: emptyResource(), scopeMetrics: [{ scope: { name: 'mediagate' }, metrics }] }, errors: [] };
     },
   };
 }

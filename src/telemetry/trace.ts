@@ -1,29 +1,40 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createTraceState, trace, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../http/redact.js';
 
 // The gateway's spans, written against the OpenTelemetry API only. Until telemetry starts
-// (src/telemetry/index.ts loads the SDK when `telemetry.enabled`), `tracing` stays false and every
-// helper below runs its work without touching the API at all: tracing off costs one boolean test.
+// (src/telemetry/index.ts loads the SDK when `telemetry.enabled`), `tracer` stays null and every
+// helper below runs its work without touching the API at all: tracing off costs one test.
+//
+// The trace context is carried explicitly, never in async context: sampling is decided once, at
+// the request's server span, and that span (recording, or a non-recording one when the request is
+// not sampled) travels on the request object (GatewayRequest.trace). Child spans (upstream attempts,
+// credit holds, a task's polls) are started from an explicit parent and only when the parent is
+// sampled, so an unsampled request costs one sampler call, one id and one traceparent per upstream
+// request. No context manager is registered: AsyncLocalStorage on Node 20 runs promise hooks for
+// every promise of the process once enabled.
 //
 // Attributes never carry a key, an upstream credential or a URL's query (a Gemini `?key=`): only
 // ids, names, counts and paths; error messages go through redact() like error answers do.
 
-let tracing = false;
-let tracer = trace.getTracer('mediagate');
+let tracer: Tracer | null = null;
 
 /** Whether spans are recorded (the SDK is started). */
 export function tracingOn(): boolean {
-  return tracing;
+  return tracer !== null;
 }
 
-/** Set by the SDK module when it starts and stops. */
-export function setTracing(on: boolean): void {
-  tracing = on;
-  // The tracer of the provider just registered (a restarted SDK registers a new one).
-  if (on) tracer = trace.getTracer('mediagate');
+/** Set by the SDK module when it starts (its tracer) and stops (null). */
+export function setTracer(t: Tracer | null): void {
+  tracer = t;
 }
+
+/**
+ * The span a piece of work hangs under: a request's server span, a task's stored trace. A
+ * non-recording span stands for an unsampled trace (it still names the trace for traceparents).
+ */
+export type TraceParent = Span;
 
 /** The part of a served request the server span reads (structural: the pipeline's GatewayRequest is one). */
 export interface TracedRequest {
@@ -33,23 +44,32 @@ export interface TracedRequest {
   readonly protocol: string;
   readonly route: { readonly url: string } | null;
   readonly principal: { readonly keyId: string } | null;
+  /** The request's server span, set by startServerSpan (null: tracing off). */
+  trace: TraceParent | null;
 }
 
-const serverSpans = new WeakMap<object, Span>();
+/** Whether a parent's trace is sampled (its children are recorded). */
+export function sampled(parent: TraceParent | null | undefined): parent is TraceParent {
+  return parent !== null && parent !== undefined && (parent.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+}
 
 /**
- * Runs `fn` (the pipeline's steps) inside the request's SERVER span, continuing the trace of an
- * incoming `traceparent`. The span ends in endServerSpan() when the response closes.
+ * Starts the request's SERVER span (when tracing is on), continuing the trace of an incoming
+ * `traceparent`: the one sampling decision of the request. The span travels on `request.trace`
+ * and ends in endServerSpan() when the response closes.
  */
-export function runInServerSpan<T>(request: TracedRequest, fn: () => T): T {
-  if (!tracing) return fn();
-  const parent = propagation.extract(ROOT_CONTEXT, request.headers);
-  const path = pathOf(request.url);
+export function startServerSpan(request: TracedRequest): void {
+  if (!tracer) return;
   const route = request.route?.url;
+  const incoming = request.headers.traceparent;
+  const parent = incoming === undefined ? ROOT_CONTEXT : contextOfTraceparent(String(incoming), request.headers.tracestate);
+  const span = tracer.startSpan(route ? `${request.method} ${route}` : request.method, { kind: SpanKind.SERVER }, parent);
+  request.trace = span;
+  if (!span.isRecording()) return;
   const host = hostAndPort(request.headers.host);
   const attributes: Attributes = {
     'http.request.method': request.method,
-    'url.path': path,
+    'url.path': pathOf(request.url),
     'url.scheme': request.protocol,
   };
   if (route) attributes['http.route'] = route;
@@ -57,16 +77,13 @@ export function runInServerSpan<T>(request: TracedRequest, fn: () => T): T {
   if (host.port) attributes['server.port'] = host.port;
   const agent = request.headers['user-agent'];
   if (agent) attributes['user_agent.original'] = redact(agent.slice(0, 256));
-  const span = tracer.startSpan(route ? `${request.method} ${route}` : request.method, { kind: SpanKind.SERVER, attributes }, parent);
-  serverSpans.set(request, span);
-  return context.with(trace.setSpan(parent, span), fn);
+  span.setAttributes(attributes);
 }
 
 /** The response closed (`status` 0: nothing was sent, the client left first). */
 export function endServerSpan(request: TracedRequest, status: number, finished: boolean): void {
-  const span = serverSpans.get(request);
-  if (!span) return;
-  serverSpans.delete(request);
+  const span = request.trace;
+  if (!span?.isRecording()) return;
   if (request.principal) span.setAttribute('mediagate.key_id', request.principal.keyId);
   if (status) span.setAttribute('http.response.status_code', status);
   if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -74,47 +91,40 @@ export function endServerSpan(request: TracedRequest, status: number, finished: 
   span.end();
 }
 
-/** The request's server span, for attributes known only inside a handler (tokens, cost). */
-export function serverSpanOf(request: object): Span | undefined {
-  return serverSpans.get(request);
-}
-
 export interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
   links?: Link[];
-  /** Start a trace of its own (a video task), rather than a child of the active span. */
-  root?: boolean;
-  /** The parent, when it is not the active span (a task's stored trace). */
-  parent?: Context;
   startTime?: number;
 }
 
+/** A span started now under `parent` (ended by the caller); null when tracing is off or the trace is not sampled. */
+export function childSpan(parent: TraceParent | null | undefined, name: string, opts: SpanOptions = {}): Span | null {
+  if (!tracer || !sampled(parent)) return null;
+  return tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, links: opts.links, startTime: opts.startTime }, trace.setSpan(ROOT_CONTEXT, parent));
+}
+
+/** A trace of its own (a video task): its root span, sampled by the configured sampler; null when tracing is off. */
+export function rootSpan(name: string, opts: SpanOptions = {}): Span | null {
+  if (!tracer) return null;
+  return tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, links: opts.links, root: true, startTime: opts.startTime }, ROOT_CONTEXT);
+}
+
 /**
- * Runs `fn` inside a span named `name` (when tracing is on): a throw marks the span an error with
- * its redacted message, and the span ends when `fn` settles.
+ * Runs `fn` inside a span named `name` under `parent` (when its trace is sampled): a throw marks
+ * the span an error with its redacted message, and the span ends when `fn` settles.
  */
-export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | null) => Promise<T>): Promise<T> {
-  if (!tracing) return fn(null);
-  const span = startSpan(name, opts);
+export async function inSpan<T>(parent: TraceParent | null | undefined, name: string, opts: SpanOptions, fn: (span: Span | null) => Promise<T>): Promise<T> {
+  const span = childSpan(parent, name, opts);
+  if (!span) return fn(null);
   try {
-    return await context.with(trace.setSpan(opts.parent ?? context.active(), span), () => fn(span));
+    return await fn(span);
   } catch (err) {
     failSpan(span, err);
     throw err;
   } finally {
     span.end();
   }
-}
-
-/** A span started now (ended by the caller); with `opts.parent`, under that context. */
-export function startSpan(name: string, opts: SpanOptions = {}): Span {
-  return tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, links: opts.links, root: opts.root, startTime: opts.startTime }, opts.parent ?? context.active());
-}
-
-/** Runs `fn` with `span` as the active span (so the upstream request carries its traceparent). */
-export function withActiveSpan<T>(span: Span | null, fn: () => T): T {
-  return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
 }
 
 /** Marks a span failed, with the error's redacted message (never a credential). */
@@ -125,25 +135,44 @@ export function failSpan(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message });
 }
 
-/** The active span's context, if one is recording (for a span link). */
-export function activeSpanContext(): SpanContext | undefined {
-  if (!tracing) return undefined;
-  const span = trace.getActiveSpan();
-  return span?.isRecording() ? span.spanContext() : undefined;
-}
-
 /** A W3C `traceparent` for a span context. */
 export function traceparentOf(ctx: SpanContext): string {
   return `00-${ctx.traceId}-${ctx.spanId}-0${(ctx.traceFlags & 1).toString(16)}`;
 }
 
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+/**
+ * The `traceparent` an outgoing request carries under `parent`: its own span's when one is
+ * recorded (`span`), else a new span id in the parent's trace with the sampled flag off ('' when
+ * tracing is off).
+ */
+export function outgoingTraceparent(parent: TraceParent | null | undefined, span?: Span | null): string {
+  if (span) return traceparentOf(span.spanContext());
+  if (!tracer || !parent) return '';
+  return `00-${parent.spanContext().traceId}-${newSpanId()}-00`;
+}
 
-/** The context a stored `traceparent` names (ROOT when it is empty or malformed). */
-export function contextOfTraceparent(value: string): Context {
-  const m = TRACEPARENT.exec(value);
-  if (!m) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) & 1, isRemote: true });
+/** A random 8-byte span id, as hex (never all zeros). */
+function newSpanId(): string {
+  const hi = (Math.random() * 0x100000000) >>> 0;
+  const lo = ((Math.random() * 0xffffffff) >>> 0) + 1;
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+/** The parent a stored or received `traceparent` names (a non-recording span; null when it is empty or malformed). */
+export function parentOfTraceparent(value: string, tracestate?: string | string[]): TraceParent | null {
+  const m = TRACEPARENT.exec(value.trim());
+  if (!m || m[1] === ZERO_TRACE || m[2] === ZERO_SPAN) return null;
+  const state = typeof tracestate === 'string' && tracestate ? createTraceState(tracestate) : undefined;
+  return trace.wrapSpanContext({ traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) & 1, isRemote: true, traceState: state });
+}
+
+function contextOfTraceparent(value: string, tracestate?: string | string[]) {
+  const parent = parentOfTraceparent(value, tracestate);
+  return parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
 
 /**
@@ -151,15 +180,14 @@ export function contextOfTraceparent(value: string): Context {
  * incoming traceparent's, else a random one.
  */
 export function requestTraceId(request: TracedRequest): string {
-  const span = serverSpans.get(request);
-  if (span) return span.spanContext().traceId;
+  if (request.trace) return request.trace.spanContext().traceId;
   return traceIdOfTraceparent(request.headers.traceparent) || randomBytes(16).toString('hex');
 }
 
 /** The trace id of a traceparent header ('' when absent or malformed). */
 export function traceIdOfTraceparent(value: string | string[] | undefined): string {
   const m = typeof value === 'string' ? TRACEPARENT.exec(value.trim()) : null;
-  return m && m[1] !== '0'.repeat(32) ? m[1] : '';
+  return m && m[1] !== ZERO_TRACE ? m[1] : '';
 }
 
 function pathOf(url: string): string {
@@ -175,8 +203,3 @@ function hostAndPort(host: string | undefined): { address: string; port: number 
 }
 
 export { SpanKind, SpanStatusCode, type Span };
-
-/** A stream's first token went to the client: an event on the active span (the attempt's). */
-export function markFirstToken(): void {
-  if (tracing) trace.getActiveSpan()?.addEvent('gen_ai.first_token');
-}

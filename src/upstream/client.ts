@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
-import { context, propagation, trace } from '@opentelemetry/api';
 import { guardedAgent } from './address-guard.js';
 import type { AbortLike } from './abort-like.js';
 import { UpstreamFailure, toUpstreamFailure } from './failure.js';
@@ -33,6 +32,8 @@ export interface SendOptions {
    * over rather than the channel's own base_url. A refused address is an UpstreamFailure saying so.
    */
   publicOnly?: boolean;
+  /** A W3C traceparent to send (the caller's span; absent when tracing is off). */
+  traceparent?: string;
 }
 
 /** A whole answer gathered by UpstreamClient.collect() (or an error answer's text read from a stream). */
@@ -70,7 +71,7 @@ export class UpstreamClient {
     try {
       const res = await request(opts.url, {
         method: opts.method,
-        headers: traced(opts.headers),
+        headers: traced(opts),
         body: opts.body,
         // undici listens through addEventListener, which every AbortLike has.
         signal: opts.signal as AbortSignal | undefined,
@@ -129,7 +130,7 @@ export class UpstreamClient {
       origin: target.origin,
       path: target.path,
       method: opts.method,
-      headers: traced(opts.headers),
+      headers: traced(opts),
       body: opts.body,
       headersTimeout: this.timeouts.firstByteMs,
       bodyTimeout: this.timeouts.idleMs,
@@ -168,15 +169,9 @@ export class UpstreamClient {
   }
 }
 
-/**
- * The request's headers with the active span's `traceparent` (W3C trace context), so the provider's
- * side joins the trace; unchanged when no span is active (tracing off).
- */
-function traced(headers: Record<string, string>): Record<string, string> {
-  if (!trace.getActiveSpan()) return headers;
-  const out = { ...headers };
-  propagation.inject(context.active(), out);
-  return out;
+/** The request's headers with its `traceparent` (W3C trace context), so the provider's side joins the trace. */
+function traced(opts: SendOptions): Record<string, string> {
+  return opts.traceparent ? { ...opts.headers, traceparent: opts.traceparent } : opts.headers;
 }
 
 /** An absolute http(s) URL as undici's dispatch takes it (what undici's request() makes of it). */

@@ -12,6 +12,8 @@ export interface Target {
   upstreamModel: string;
   /** The channel's `settings` (provider values beside the credentials, such as a project and region). */
   settings?: Record<string, string>;
+  /** The W3C traceparent of this attempt (set by the relay when tracing is on): sent with its upstream request. */
+  traceparent?: string;
 }
 
 export function targetFor(channel: ChannelConfig, model: string): Target {

@@ -4,7 +4,7 @@ import { approxTokens, inStreamFailure, type ReportedUsage, type StreamTranslato
 import type { ParsedChat } from '../hub/codec.js';
 import { dataFrame, eventFrame, type SseEvent } from '../sse.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicUsage } from './types.js';
-import { anthropicInputTokens } from './response.js';
+import { anthropicCacheTokens, anthropicInputTokens } from './response.js';
 
 // Anthropic Messages on both sides: the request is forwarded after one parse and one stringify,
 // events as they came; usage comes in the answer, and in a stream in message_start (input) and
@@ -24,7 +24,7 @@ export function anthropicChatResponse(text: string): ParsedChat<AnthropicMessage
   if (!body || typeof body !== 'object' || body.type !== 'message' || !Array.isArray(body.content)) {
     throw new UpstreamFailure('malformed', 'the upstream answer is not a message', 200);
   }
-  return { body, usage: { input: anthropicInputTokens(body.usage), output: body.usage?.output_tokens ?? null } };
+  return { body, usage: { input: anthropicInputTokens(body.usage), output: body.usage?.output_tokens ?? null, ...anthropicCacheTokens(body.usage) } };
 }
 
 /**
@@ -52,13 +52,17 @@ export class AnthropicPassthroughStream implements StreamTranslator {
         const u = this.parse(ev.data).message?.usage;
         this.usage.input = anthropicInputTokens(u);
         this.usage.output = u?.output_tokens ?? null;
+        Object.assign(this.usage, anthropicCacheTokens(u));
         break;
       }
       case 'message_delta': {
         const e = this.parse(ev.data);
         if (e.usage?.output_tokens != null) this.usage.output = e.usage.output_tokens;
         const input = anthropicInputTokens(e.usage);
-        if (input !== null) this.usage.input = input;
+        if (input !== null) {
+          this.usage.input = input;
+          Object.assign(this.usage, anthropicCacheTokens(e.usage));
+        }
         this.stopped = true;
         break;
       }

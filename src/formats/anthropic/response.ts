@@ -1,5 +1,6 @@
 import { UpstreamFailure } from '../../upstream/failure.js';
 import { parseUpstreamJson } from '../../upstream/json.js';
+import type { ReportedUsage } from '../chat-stream.js';
 import type { ClientOptions } from '../hub/codec.js';
 import type { HubPart, HubRequest, HubResponse, HubStop, HubUsage } from '../hub/types.js';
 import { argsObject, settleStop } from '../hub/util.js';
@@ -46,19 +47,29 @@ export function anthropicInputTokens(u: Partial<AnthropicUsage> | undefined): nu
   return u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
 }
 
+/** The cache reads and writes within those input tokens, those the usage reports. */
+export function anthropicCacheTokens(u: Partial<AnthropicUsage> | undefined): Pick<ReportedUsage, 'cachedInput' | 'cacheWrite'> {
+  const out: Pick<ReportedUsage, 'cachedInput' | 'cacheWrite'> = {};
+  if (u?.cache_read_input_tokens != null) out.cachedInput = u.cache_read_input_tokens;
+  if (u?.cache_creation_input_tokens != null) out.cacheWrite = u.cache_creation_input_tokens;
+  return out;
+}
+
 export function hubUsageOfAnthropic(u: Partial<AnthropicUsage> | undefined): Partial<HubUsage> {
   const out: Partial<HubUsage> = {};
   const input = anthropicInputTokens(u);
   if (input !== null) out.input = input;
   if (u?.output_tokens != null) out.output = u.output_tokens;
   if (u?.cache_read_input_tokens) out.cachedInput = u.cache_read_input_tokens;
+  if (u?.cache_creation_input_tokens) out.cacheWrite = u.cache_creation_input_tokens;
   return out;
 }
 
-/** Anthropic counts cache reads apart from input_tokens. */
+/** Anthropic counts cache reads and writes apart from input_tokens. */
 export function anthropicUsageOf(u: HubUsage | null): AnthropicUsage {
   const cached = u?.cachedInput ?? 0;
-  return { input_tokens: Math.max(0, (u?.input ?? 0) - cached), output_tokens: u?.output ?? 0, cache_read_input_tokens: cached, cache_creation_input_tokens: 0 };
+  const written = u?.cacheWrite ?? 0;
+  return { input_tokens: Math.max(0, (u?.input ?? 0) - cached - written), output_tokens: u?.output ?? 0, cache_read_input_tokens: cached, cache_creation_input_tokens: written };
 }
 
 /** Anthropic ids start with msg_; another format's id stays recognisable inside. */
@@ -92,7 +103,7 @@ export function decodeAnthropicResponse(text: string, req: HubRequest): HubRespo
     // redacted thinking and server-tool blocks have no counterpart in the other formats.
   }
   const u = hubUsageOfAnthropic(m.usage);
-  return { id: m.id, model: m.model, parts, stop, stopSequence: m.stop_sequence, usage: { input: u.input ?? 0, output: u.output ?? 0, ...(u.cachedInput ? { cachedInput: u.cachedInput } : {}) } };
+  return { id: m.id, model: m.model, parts, stop, stopSequence: m.stop_sequence, usage: { input: u.input ?? 0, output: u.output ?? 0, ...(u.cachedInput ? { cachedInput: u.cachedInput } : {}), ...(u.cacheWrite ? { cacheWrite: u.cacheWrite } : {}) } };
 }
 
 export function encodeAnthropicResponse(r: HubResponse, opts: ClientOptions): AnthropicMessage {

@@ -134,7 +134,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     const u = anthropicUsageOf(usage);
     out += this.event('message_delta', {
       delta: { stop_reason: stopReasonOf(this.stop), stop_sequence: this.stopSequence },
-      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, ...(u.cache_read_input_tokens ? { cache_read_input_tokens: u.cache_read_input_tokens } : {}) },
+      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, ...(u.cache_read_input_tokens ? { cache_read_input_tokens: u.cache_read_input_tokens } : {}), ...(u.cache_creation_input_tokens ? { cache_creation_input_tokens: u.cache_creation_input_tokens } : {}) },
     });
     return out + this.event('message_stop', {});
   }

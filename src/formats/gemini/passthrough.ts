@@ -15,7 +15,7 @@ export function geminiPassthroughRequest(body: Record<string, unknown>): string 
 
 export function geminiPassthroughResponse(text: string): ParsedChat {
   const r = decodeGeminiResponse(text);
-  return { body: r, usage: { input: r.usage?.input ?? null, output: r.usage?.output ?? null } };
+  return { body: r, usage: { input: r.usage?.input ?? null, output: r.usage?.output ?? null, cachedInput: r.usage?.cachedInput ?? null } };
 }
 
 /**
@@ -43,6 +43,8 @@ export class GeminiPassthroughStream implements StreamTranslator {
     const u = r.usageMetadata;
     if (u) {
       if (u.promptTokenCount != null) this.usage.input = Number(u.promptTokenCount);
+      // Part of promptTokenCount: the tokens of the cached content the request named.
+      if (u.cachedContentTokenCount != null) this.usage.cachedInput = Number(u.cachedContentTokenCount);
       if (u.candidatesTokenCount != null || u.thoughtsTokenCount != null) this.usage.output = Number(u.candidatesTokenCount ?? 0) + Number(u.thoughtsTokenCount ?? 0);
     }
     if (r.candidates?.[0]?.finishReason) this.finished = true;

@@ -47,6 +47,8 @@ export class ConvertingStream implements StreamTranslator {
         Object.assign(this.hubUsage, definedOnly(e.usage));
         if (e.usage.input != null) this.usage.input = e.usage.input;
         if (e.usage.output != null) this.usage.output = e.usage.output;
+        if (e.usage.cachedInput != null) this.usage.cachedInput = e.usage.cachedInput;
+        if (e.usage.cacheWrite != null) this.usage.cacheWrite = e.usage.cacheWrite;
         break;
       case 'text':
       case 'reasoning':

@@ -74,7 +74,10 @@ export interface HubUsage {
   input: number;
   /** All output tokens, reasoning included. */
   output: number;
+  /** Of the input, tokens read from the provider's prompt cache. */
   cachedInput?: number;
+  /** Of the input, tokens written to the provider's prompt cache (Anthropic). */
+  cacheWrite?: number;
   reasoning?: number;
 }
 

@@ -32,7 +32,7 @@ export function openaiChatResponse(text: string): ParsedChat<OpenAIChatCompletio
     throw new UpstreamFailure('malformed', 'the upstream answer is not a chat completion', 200);
   }
   const u = body.usage;
-  return { body, usage: { input: u?.prompt_tokens ?? null, output: u?.completion_tokens ?? null } };
+  return { body, usage: { input: u?.prompt_tokens ?? null, output: u?.completion_tokens ?? null, cachedInput: u?.prompt_tokens_details?.cached_tokens ?? null } };
 }
 
 /** Where `"usage":` is followed by an object (not null) in compact JSON text; -1 when not. */
@@ -71,7 +71,7 @@ export class OpenAIPassthroughStream implements StreamTranslator {
     // In compact JSON these keys appear unescaped only as keys, never inside a string value.
     if (data.includes('"error"')) this.checkError(data);
     if (usageObjectAt(data) >= 0) {
-      let chunk: { choices?: unknown[]; usage?: { prompt_tokens?: number; completion_tokens?: number } };
+      let chunk: { choices?: unknown[]; usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null } };
       try {
         chunk = JSON.parse(data);
       } catch {
@@ -79,6 +79,8 @@ export class OpenAIPassthroughStream implements StreamTranslator {
       }
       this.usage.input = chunk.usage?.prompt_tokens ?? null;
       this.usage.output = chunk.usage?.completion_tokens ?? null;
+      // Part of prompt_tokens: the prompt prefix read from OpenAI's cache.
+      this.usage.cachedInput = chunk.usage?.prompt_tokens_details?.cached_tokens ?? null;
       if (!chunk.choices?.length) return this.includeUsage ? dataFrame(data) : '';
     }
     if (!this.finished && data.includes('"finish_reason":"')) this.finished = true;

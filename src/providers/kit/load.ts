@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { priceFactorProblem } from '../../config/price-rule.js';
+import { priceRuleProblem } from '../../config/price-rule.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { fieldName } from '../../http/validation-message.js';
@@ -125,7 +125,7 @@ function semanticProblems(m: Manifest): string[] {
   regex('simulator.claims.images', m.simulator?.claims.images);
   m.models.forEach((e, i) => {
     regex(`models[${i}].match`, e.match);
-    const price = e.offer ? priceFactorProblem(e.image || !m.videos ? 'image' : 'video', e.offer.price) : null;
+    const price = e.offer ? priceRuleProblem(e.image || !m.videos ? 'image' : 'video', e.offer.price) : null;
     if (price) out.push(`models[${i}].offer.price.${price.field}: ${price.message}`);
   });
   if (m.videos) out.push(...videoProblems(m as VideoManifest, regex));

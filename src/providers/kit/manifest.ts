@@ -278,6 +278,8 @@ export interface ModelSpec {
   resolutions?: string[];
   ratios?: string[];
   fps?: number[];
+  /** Whether the model renders sound when asked (`generate_audio`); a model that does not is refused it. */
+  audio?: boolean;
   default_resolution?: string;
   /** What it renders without a duration (the estimate, and `{default_duration}` of templates). */
   default_duration?: number;

@@ -23,6 +23,7 @@ export function capsOf(m: Manifest, id: string): VideoModelCaps {
   if (f.resolutions) caps.resolutions = [...f.resolutions];
   if (f.ratios) caps.ratios = [...f.ratios];
   if (f.fps) caps.fps = [...f.fps];
+  if (f.audio !== undefined) caps.audio = f.audio;
   return caps;
 }
 

@@ -93,7 +93,10 @@ export class ReservationsRepo {
         if (Number(took.numUpdatedRows) !== 1) {
           await undo(i);
           const row = await trx.selectFrom('budget_windows').select(['spent_micros', 'held_micros']).where('scope', '=', b.scope).where('window_start', '=', b.start).executeTakeFirst();
-          return { short: 'budget', budget: b, usedMicros: Number(row?.spent_micros ?? 0) + Number(row?.held_micros ?? 0) };
+          const spent = Number(row?.spent_micros ?? 0);
+          const held = Number(row?.held_micros ?? 0);
+          await this.alertRefused(trx, keyId, b, spent, held, amount, now);
+          return { short: 'budget', budget: b, usedMicros: spent + held };
         }
       }
       if (on.limitedCredit) {
@@ -222,6 +225,33 @@ export class ReservationsRepo {
           .execute();
       }
     }
+  }
+
+  /**
+   * A request refused by a budget: the window's 100 % alert (when the thresholds have one and it
+   * was not sent in this window) goes out now, since the budget has stopped admitting requests
+   * even where settled spend has not reached it (holds count first). The guarded UPDATE claims
+   * the bit, so of several instances refusing at once exactly one queues the event.
+   */
+  private async alertRefused(trx: Transaction<Database>, keyId: string, b: BudgetCharge, spent: number, held: number, amount: number, now: number): Promise<void> {
+    const alerts = this.alerts();
+    const i = alerts ? alerts.thresholds.indexOf(100) : -1;
+    // A budget of 0 refuses everything by design: no alert for that.
+    if (!alerts || i < 0 || b.limitMicros <= 0) return;
+    const bit = 1 << i;
+    const claimed = await trx
+      .updateTable('budget_windows')
+      .set({ alerted: sql`alerted + ${bit}` })
+      .where('scope', '=', b.scope)
+      .where('window_start', '=', b.start)
+      .where(sql<boolean>`(alerted & ${bit}) = 0`)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return;
+    const payload = budgetEvent(b, keyId, 100, spent, b.limitMicros, now, { trigger: 'refused', held, requested: amount });
+    await trx
+      .insertInto('webhook_outbox')
+      .values({ id: `msg_${randomBase62(24)}`, task_id: '', key_id: keyId, url: alerts.url, event: BUDGET_EVENT, payload, state: 'pending', attempts: 0, next_attempt_at: now, lease_owner: null, lease_until: 0, last_status: 0, last_error: '', created_at: now, delivered_at: 0 })
+      .execute();
   }
 
   /** What the budget windows of `scopes` hold at `at`: spent and held, by scope. */
@@ -366,8 +396,12 @@ function moveHeld(trx: Transaction<Database>, b: BudgetCharge, delta: number) {
   return trx.updateTable('budget_windows').set({ held_micros: sql`held_micros + ${delta}` }).where('scope', '=', b.scope).where('window_start', '=', b.start).execute();
 }
 
-/** The body of one `budget.threshold` delivery (Standard Webhooks: type, timestamp, data). */
-function budgetEvent(b: BudgetCharge, keyId: string, threshold: number, spent: number, limit: number, now: number): string {
+/**
+ * The body of one `budget.threshold` delivery (Standard Webhooks: type, timestamp, data).
+ * `trigger`: `spent` when a settle took the spend past the threshold, `refused` when the budget
+ * refused a request (the 100 % alert; then with what was held and what the request needed).
+ */
+function budgetEvent(b: BudgetCharge, keyId: string, threshold: number, spent: number, limit: number, now: number, refused?: { trigger: 'refused'; held: number; requested: number }): string {
   const iso = (ms: number) => new Date(ms).toISOString();
   const usd = (micros: number) => micros / 1_000_000;
   return JSON.stringify({
@@ -380,8 +414,10 @@ function budgetEvent(b: BudgetCharge, keyId: string, threshold: number, spent: n
       key_id: keyId,
       period: b.period,
       threshold_percent: threshold,
+      trigger: refused ? 'refused' : 'spent',
       budget_usd: usd(limit),
       spent_usd: usd(spent),
+      ...(refused ? { held_usd: usd(refused.held), requested_usd: usd(refused.requested) } : {}),
       window_start: iso(b.start),
       resets_at: iso(b.end),
     },

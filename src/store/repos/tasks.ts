@@ -192,8 +192,10 @@ export class TasksRepo {
    * Claims up to `limit` due open tasks for `owner`: leases them until `leaseUntil` and sets their
    * next poll time, in one write. A task is claimable when it is due and its lease ran out or
    * already belongs to `owner` (so a poller keeps its tasks without a write after each poll).
+   * `dueAt`, when given, is told each claimed task's due time before the claim moved it (by task
+   * id; SQLite: read just before the claim, so a task that became due in between is missing).
    */
-  async claimDue(owner: string, now: number, leaseUntil: number, nextPollAt: number, limit: number, nextPollWithCallback = nextPollAt): Promise<TaskRow[]> {
+  async claimDue(owner: string, now: number, leaseUntil: number, nextPollAt: number, limit: number, nextPollWithCallback = nextPollAt, dueAt?: Map<string, number>): Promise<TaskRow[]> {
     // Tasks whose provider calls back (a callback_token) are next polled at their own, later time.
     const set = (eb: ExpressionBuilder<Database, 'tasks'>) => ({
       lease_owner: owner,
@@ -207,7 +209,7 @@ export class TasksRepo {
       return this.db.transaction().execute(async (trx) => {
         const due = await trx
           .selectFrom('tasks')
-          .select('task_id')
+          .select(['task_id', 'next_poll_at'])
           .where('status', 'in', [...OPEN_STATUSES])
           .where('next_poll_at', '<=', now)
           .where((eb) => eb.or([eb('lease_until', '<=', now), eb('lease_owner', '=', owner)]))
@@ -217,6 +219,7 @@ export class TasksRepo {
           .skipLocked()
           .execute();
         if (!due.length) return [];
+        if (dueAt) for (const d of due) dueAt.set(d.task_id, Number(d.next_poll_at));
         const rows = await trx
           .updateTable('tasks')
           .set(set)
@@ -226,15 +229,30 @@ export class TasksRepo {
         return rows.map(normalizeTask);
       });
     }
-    // Most ticks find nothing due: check with a read first, so an idle poller never takes SQLite's write lock.
-    const any = await this.db
-      .selectFrom('tasks')
-      .select('task_id')
-      .where('status', 'in', [...OPEN_STATUSES])
-      .where('next_poll_at', '<=', now)
-      .limit(1)
-      .executeTakeFirst();
-    if (!any) return [];
+    // Most ticks find nothing due: check with a read first, so an idle poller never takes SQLite's
+    // write lock (with `dueAt`: the due tasks' times, read the way the claim picks them).
+    if (dueAt) {
+      const due = await this.db
+        .selectFrom('tasks')
+        .select(['task_id', 'next_poll_at'])
+        .where('status', 'in', [...OPEN_STATUSES])
+        .where('next_poll_at', '<=', now)
+        .where((w) => w.or([w('lease_until', '<=', now), w('lease_owner', '=', owner)]))
+        .orderBy('next_poll_at')
+        .limit(limit)
+        .execute();
+      if (!due.length) return [];
+      for (const d of due) dueAt.set(d.task_id, Number(d.next_poll_at));
+    } else {
+      const any = await this.db
+        .selectFrom('tasks')
+        .select('task_id')
+        .where('status', 'in', [...OPEN_STATUSES])
+        .where('next_poll_at', '<=', now)
+        .limit(1)
+        .executeTakeFirst();
+      if (!any) return [];
+    }
     // SQLite runs one write statement at a time, so select-and-lease in one UPDATE is atomic.
     const rows = await this.db
       .updateTable('tasks')

@@ -1,15 +1,17 @@
-import type { ChannelConfig, VideoModeName } from './config/schema.js';
-import { ConfigError, loadConfig, providerSetOf } from './config-file/loader.js';
-import { escapeUnsafe } from './http/names.js';
-import { isBuiltInType, PROVIDERS } from './providers/index.js';
-import { loadManifest } from './providers/kit/load.js';
-import { KitHttp, type KitRequest } from './providers/kit/http.js';
-import type { Manifest, VideoManifest } from './providers/kit/manifest.js';
-import { bodyWith, createCall, pathOf, variants } from './providers/kit/request.js';
-import type { ImageBytes } from './providers/video-support.js';
-import type { VideoCall, VideoGenerationRequest, VideoImage, VideoParams } from './providers/video-types.js';
-import { modelFacts } from './providers/kit/models.js';
-import { targetFor } from './upstream/target.js';
+import type { ChannelConfig, VideoModeName } from '../config/schema.js';
+import { ConfigError, loadConfig, providerSetOf } from '../config-file/loader.js';
+import { escapeUnsafe } from '../http/names.js';
+import { isBuiltInType, PROVIDERS } from '../providers/index.js';
+import { loadManifest } from '../providers/kit/load.js';
+import { KitHttp, type KitRequest } from '../providers/kit/http.js';
+import type { Manifest, VideoManifest } from '../providers/kit/manifest.js';
+import { bodyWith, createCall, pathOf, variants } from '../providers/kit/request.js';
+import type { ImageBytes } from '../providers/video-support.js';
+import type { VideoCall, VideoGenerationRequest, VideoImage, VideoParams } from '../providers/video-types.js';
+import { modelFacts } from '../providers/kit/models.js';
+import { targetFor } from '../upstream/target.js';
+import { parseCommand, type CommandSpec } from './args.js';
+import { CONFIG_OPTION, CommandFailed, JSON_OPTION } from './common.js';
 
 // `mediagate providers list [--json]` and `mediagate providers check FILE` (docs/providers.md).
 
@@ -169,4 +171,27 @@ export async function checkManifest(file: string, json: boolean): Promise<number
     if (c.request.body !== undefined) for (const line of JSON.stringify(c.request.body, null, 2).split('\n')) say(line);
   }
   return 0;
+}
+
+export const providersListSpec = {
+  name: 'providers list',
+  summary: 'Every provider type, built-in or loaded from providers.dir, with its capabilities and models.',
+  options: { ...JSON_OPTION, ...CONFIG_OPTION },
+} satisfies CommandSpec;
+
+export const providersCheckSpec = {
+  name: 'providers check',
+  summary: 'Validate a provider manifest and print the upstream requests it would send (calls nothing).',
+  args: ['FILE'],
+  options: { ...JSON_OPTION },
+} satisfies CommandSpec;
+
+export async function providersListCommand(argv: string[]): Promise<void> {
+  const { values } = parseCommand(providersListSpec, argv);
+  if (listProviders(values.json === true, values.config) !== 0) throw new CommandFailed();
+}
+
+export async function providersCheckCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommand(providersCheckSpec, argv);
+  if ((await checkManifest(positionals[0], values.json === true)) !== 0) throw new CommandFailed();
 }
