@@ -7,6 +7,7 @@
 //   node --import ./test/helpers/ts-hooks.mjs scripts/console-screenshots.mjs
 //
 // Writes docs/console/<page>-1440.png and <page>-390.png.
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from '@playwright/test';
@@ -16,7 +17,7 @@ import { createTask, waitForTask } from '../test/helpers/video.ts';
 const out = fileURLToPath(new URL('../docs/console/', import.meta.url));
 const HOUR = 3_600_000;
 
-const gw = await startAdminGateway();
+const gw = await startAdminGateway({}, {}, { env: { MEDIAGATE_SECRET_KEY: randomBytes(32).toString('base64') } });
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 try {
   await gw.api('POST', '/admin/api/projects', { name: 'mobile-apps', budget_usd: '100', budget_period: 'month' });
@@ -45,6 +46,9 @@ try {
   await gw.services.usage.insertMany(rows);
   await gw.services.ledger.flush();
 
+  // A second channel with a provider balance: an openai channel in front of the simulator's DeepSeek read.
+  await gw.api('POST', '/admin/api/channels', { name: 'deepseek', type: 'openai', base_url: `${gw.services.simulator.url}/v1`, api_key: `sk-${randomBytes(16).toString('hex')}`, settings: { balance: 'deepseek' }, models: ['sim-chat'], priority: 10, test_interval_s: 600 });
+
   const pages = [
     ['overview', 'overview', '#chart-requests canvas'],
     ['keys', 'keys', '#keys tbody tr'],
@@ -53,7 +57,7 @@ try {
     ['usage', 'usage', '#usage tbody tr'],
     ['tasks', 'tasks', '#tasks tbody tr'],
     ['task', `tasks/${taskId}`, '#video'],
-    ['channels', 'channels', '#channels tbody tr'],
+    ['channels', 'channels', '#channels td.balance .amount'],
   ];
   for (const width of [1440, 390]) {
     const context = await browser.newContext({ viewport: { width, height: width === 390 ? 844 : 900 }, deviceScaleFactor: 1 });

@@ -34,6 +34,8 @@ import { SecretBox } from './store/secret-box.js';
 import { RuntimeChannels } from './cluster/channels.js';
 import { ChannelHealth } from './relay/health.js';
 import { probeChannel } from './relay/health-probe.js';
+import { channelLogger, type ChannelLog } from './relay/channel-log.js';
+import type { DestinationStream } from 'pino';
 import { startTelemetry } from './telemetry/index.js';
 import { Counter, Gauge } from 'prom-client';
 import { RequestLogWriter } from './request-logs/writer.js';
@@ -71,6 +73,8 @@ export interface Services {
   channelStats: ChannelStats;
   /** Each channel's health: taken out of rotation when failing, probed, put back. */
   health: ChannelHealth;
+  /** The structured log of channel events (component "channels"). */
+  channelLog: ChannelLog;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
@@ -96,6 +100,8 @@ export interface ServiceOptions {
   warn?: (message: string) => void;
   /** Where MEDIAGATE_SECRET_KEY (and _PREVIOUS) are read; process.env when absent. */
   env?: Record<string, string | undefined>;
+  /** Where the structured channel log goes (health events, channels a reload left unserved); stderr when absent. */
+  logStream?: DestinationStream;
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
@@ -152,6 +158,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     await simulator?.close();
     throw new GatewayConfigError((err as Error).message);
   }
+  const channelLog = channelLogger(config, opts.logStream);
+  // Stored channels naming a model or provider type this config no longer has: said at start too.
+  for (const p of channels.problems()) channelLog('warn', 'stored channel not fully served', { channel: p.channel, problem: p.problem });
   // Read at each use: a config reload replaces config.limits.
   const alerts = () => {
     const a = config.limits.budget_alerts;
@@ -196,12 +205,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
   const telemetry = await startTelemetry(config, metrics.registry);
   const channelStats = new ChannelStats();
-  const health = new ChannelHealth(config.relay.health, (event, fields) => warn(`${event}: ${JSON.stringify(fields)}`));
+  const health = new ChannelHealth(config.relay.health, (level, event, fields) => channelLog(level, event, fields));
   health.setProber(async (name) => {
     const channel = config.channels.find((c) => c.name === name);
     return channel ? probeChannel(upstream, channel) : null;
   });
-  health.startScheduledTests(() => config.channels.filter((c) => c.enabled).map((c) => c.name));
+  // Read at each tick: a reload replaces config.relay, a stored channel's change replaces config.channels.
+  health.startScheduledTests(() => config.channels.filter((c) => c.enabled).map((c) => ({ name: c.name, interval_s: c.test_interval_s ?? config.relay.health.test_interval_s })));
   const relay = new Relay(
     config.relay,
     (target, failure) => metrics.upstreamFailures.inc({ channel: target.channel.name, kind: failure.kind }),
@@ -225,6 +235,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     responses.sweep().catch((err: unknown) => warn(`expired-responses sweep failed: ${(err as Error).message}`));
     if (config.request_logs.enabled) requestLogs.sweep().catch((err: unknown) => warn(`request-log retention sweep failed: ${(err as Error).message}`));
     idempotencyKeys.sweep().catch((err: unknown) => warn(`expired idempotency keys sweep failed: ${(err as Error).message}`));
+    // Removed channels keep their credentials only while their tasks need them.
+    channelsRepo
+      .wipeSpentCredentials()
+      .then((names) => names.length && channelLog('info', 'removed channels: credentials wiped (their tasks need them no more)', { channels: names }))
+      .catch((err: unknown) => warn(`wiping removed channels' credentials failed: ${(err as Error).message}`));
   }, 60_000);
   holdSweep.unref();
   return {
@@ -251,6 +266,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     requestLogs,
     channelStats,
     health,
+    channelLog,
     simulator,
     tasks,
     lifecycle,

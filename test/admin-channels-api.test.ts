@@ -6,7 +6,8 @@ import { createTask, eventually, isFinished, readTask } from './helpers/video.js
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { createServices } from '../src/services.js';
 import { validateConfig } from '../src/config-file/loader.js';
-import { applyConfig } from '../src/cluster/reload.js';
+import { applyConfig, ConfigReloader } from '../src/cluster/reload.js';
+import { channelProblem } from '../src/cluster/channels.js';
 import { SIMULATOR_MODELS } from '../src/config-file/defaults.js';
 
 // /admin/api/channels: channels added, changed, switched and removed at runtime, checked like the
@@ -145,6 +146,43 @@ describe('admin API: channels at runtime', () => {
     }
   });
 
+  it('re-checks stored channels when a reload takes away a model they serve: said in the reload, the channel and the log', async () => {
+    const own = await startAdminGateway({}, {}, { env: {} });
+    try {
+      expect((await own.api('POST', '/admin/api/channels', { name: 'two-models', type: 'simulator', models: ['sim-chat', 'sim-image'], priority: 30 })).status).toBe(201);
+      expect((await own.api('GET', '/admin/api/channels/two-models')).body.problem).toBeNull();
+      const warned: { obj: any; msg: string }[] = [];
+      const log = { info: () => undefined, warn: (obj: object, msg: string) => warned.push({ obj, msg }) };
+      const without = structuredClone(own.config) as any;
+      delete without.models['sim-image'];
+      for (const ch of without.channels) ch.models = ch.models.filter((m: string) => m !== 'sim-image');
+      without.channels = without.channels.filter((c: any) => c.name !== 'two-models');
+      const reloader = new ConfigReloader(own.services, () => validateConfig(structuredClone(without), 'reloaded'), log);
+      const report = await reloader.reload('test');
+      expect(report.ok, report.error).toBe(true);
+      const expected = /^model sim-image is no longer declared under models, so it serves only sim-chat\. Declare them again and reload, or change the channel \(PATCH \/admin\/api\/channels\/two-models\)\.$/;
+      expect(report.channel_problems).toEqual([{ channel: 'two-models', problem: expect.stringMatching(expected) }]);
+      expect(warned).toContainEqual({ msg: 'stored channel not fully served after the reload', obj: { channel: 'two-models', problem: expect.stringMatching(expected) } });
+      expect((await own.api('GET', '/admin/api/channels/two-models')).body.problem).toMatch(expected);
+      // The model it still serves goes on.
+      expect(own.services.catalog.get('sim-chat')!.channels.map((c) => c.name)).toContain('two-models');
+
+      // Declared again: the problem is gone.
+      const restored = structuredClone(without);
+      restored.models['sim-image'] = SIMULATOR_MODELS['sim-image'];
+      const again = await new ConfigReloader(own.services, () => validateConfig(structuredClone(restored), 'reloaded'), log).reload('test');
+      expect(again.ok, again.error).toBe(true);
+      expect(again.channel_problems).toEqual([]);
+      expect((await own.api('GET', '/admin/api/channels/two-models')).body.problem).toBeNull();
+    } finally {
+      await own.close();
+    }
+    // A provider type that is no longer loaded.
+    expect(channelProblem({ name: 'x', type: 'gone-type', models: ['a', 'b'] } as any, { a: {} })).toBe(
+      'its provider type "gone-type" is no longer loaded (not built in, and no manifest of providers.dir declares it): no request can reach its provider; model b is no longer declared under models, so it serves only a. Declare them again and reload, or change the channel (PATCH /admin/api/channels/x).',
+    );
+  });
+
   it('removes a channel: it takes no new work, its open task still finishes through it', async () => {
     const made = await gw.api('POST', '/admin/api/channels', { name: 'runtime-video', type: 'simulator', base_url: upstream.url, api_key: CREDENTIAL, models: ['sim-video'], priority: -5 });
     expect(made.status).toBe(201);
@@ -156,6 +194,10 @@ describe('admin API: channels at runtime', () => {
 
     const del = await gw.api('DELETE', '/admin/api/channels/runtime-video');
     expect(del.status).toBe(200);
+    // Its open task still needs the credential: kept (sealed) until the task no longer does.
+    expect(del.body).toEqual({ name: 'runtime-video', removed: true, credentials: 'kept_for_tasks' });
+    const sealedRow = () => gw.services.store.db.selectFrom('channels').select(['credentials', 'deleted_at']).where('name', '=', 'runtime-video').executeTakeFirstOrThrow();
+    expect((await sealedRow()).credentials).toMatch(/^v1\./);
     expect((await gw.api('GET', '/admin/api/channels/runtime-video')).status).toBe(404);
     expect((await gw.api('DELETE', '/admin/api/channels/runtime-video')).status).toBe(404);
     expect(gw.services.catalog.get('sim-video')!.channels.map((c) => c.name)).not.toContain('runtime-video');
@@ -165,7 +207,25 @@ describe('admin API: channels at runtime', () => {
       return isFinished(r.body.data) && r.body.data;
     }, 15_000, 'the task of the removed channel finished');
     expect(done.status, done.fail_reason).toBe('SUCCESS');
-    expect((await gw.api('GET', '/admin/api/audit?limit=100')).body.data.some((e: any) => e.action === 'channel.remove' && e.target === 'runtime-video')).toBe(true);
+    expect((await gw.api('GET', '/admin/api/audit?limit=100')).body.data.find((e: any) => e.action === 'channel.remove' && e.target === 'runtime-video')).toMatchObject({ detail: { credentials: 'kept_for_tasks' } });
+
+    // Finished, but its video link is still valid and served through the channel: still kept; the
+    // video still downloads with it.
+    expect(await gw.services.channelsRepo.wipeSpentCredentials()).toEqual([]);
+    const content = await fetch(`${gw.url}/v1/videos/${taskId}/content`, { headers: { authorization: `Bearer ${key}` } });
+    expect(content.status).toBe(200);
+    expect((await content.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    // Once the link has expired, the sweep wipes the credential; the row stays (hidden) for the task's history.
+    const expiry = Number((await gw.services.tasks.repo.get(taskId))!.url_expires_at);
+    expect(await gw.services.channelsRepo.wipeSpentCredentials(expiry + 1)).toEqual(['runtime-video']);
+    expect(await sealedRow()).toMatchObject({ credentials: null, deleted_at: expect.any(Number) });
+    expect(Number((await sealedRow()).deleted_at)).toBeGreaterThan(0);
+
+    // A removed channel without tasks loses its credential at once.
+    expect((await gw.api('POST', '/admin/api/channels', { name: 'no-tasks', type: 'simulator', base_url: upstream.url, api_key: CREDENTIAL, models: ['sim-chat'] })).status).toBe(201);
+    const gone = await gw.api('DELETE', '/admin/api/channels/no-tasks');
+    expect(gone.body).toEqual({ name: 'no-tasks', removed: true, credentials: 'wiped' });
+    expect((await gw.services.store.db.selectFrom('channels').select('credentials').where('name', '=', 'no-tasks').executeTakeFirstOrThrow()).credentials).toBeNull();
 
     // The name is free again.
     expect((await gw.api('POST', '/admin/api/channels', { name: 'runtime-video', type: 'simulator', models: ['sim-video'] })).status).toBe(201);

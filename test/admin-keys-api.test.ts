@@ -75,6 +75,15 @@ describe('admin API: keys', () => {
       expect(r.body.error.code).toBe('invalid_request');
     }
     expect((await gw.api('PATCH', '/admin/api/keys/key_missing', { rpm: 1 })).status).toBe(404);
+    // A limit as the console sends it (the text typed): each bad one named with its range, not a schema's generic words.
+    for (const [field, value] of [['rpm', '-5'], ['rpm', 'abc'], ['rpm', 1.5], ['concurrency', '1e3'], ['rpm', true], ['concurrency', 2_000_000_000]] as const) {
+      const r = await gw.api('PATCH', `/admin/api/keys/${id}`, { [field]: value });
+      expect(r.status, `${field}=${String(value)}`).toBe(400);
+      expect(r.body.error.message).toBe(`${field} must be a whole number from 0 (no limit) to 1000000000 (got ${JSON.stringify(value)})`);
+      const created = await gw.api('POST', '/admin/api/keys', { name: 'bad-limit', [field]: value });
+      expect(created.body.error.message).toMatch(new RegExp(`^${field} must be a whole number from 0 \\(no limit\\) to 1000000000`));
+    }
+    expect((await gw.api('PATCH', `/admin/api/keys/${id}`, { rpm: '12', concurrency: ' 3 ' })).body).toMatchObject({ rpm: 12, concurrency: 3 });
     // An expiry in the past takes the key out of service at once.
     const { key } = (await gw.api('POST', '/admin/api/keys', { name: 'expiring' })).body;
     const kid = (await gw.api('GET', '/admin/api/keys?q=expiring')).body.data[0].id;

@@ -71,6 +71,12 @@ describe('channel health', () => {
 
     expect((await chat(key)).status).toBe(200);
     expect((await usageRowsOf(gw.services, id)).at(-1)!.channel).toBe('flaky');
+
+    // Both events are structured log lines (pino), not stderr warnings.
+    const events = gw.logs.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.component === 'channels' && e.channel === 'flaky');
+    expect(events.find((e) => e.msg === 'channel taken out of rotation')).toMatchObject({ level: 40, requests: 4, errors: 4, error_rate: 1, last_error: expect.stringMatching(/500/) });
+    expect(events.find((e) => e.msg === 'channel back in rotation')).toMatchObject({ level: 30, out_for_ms: expect.any(Number) });
+    expect(gw.warnings.join('\n')).not.toMatch(/rotation/);
   });
 
   it('runs no scheduled tests unless asked, and tests every enabled channel on the interval when asked', async () => {
@@ -90,6 +96,38 @@ describe('channel health', () => {
     } finally {
       await tested.close();
       await sim2.close();
+    }
+  });
+
+  it('tests one channel on its own interval (admin API field), the others not; 0 or null stops it', async () => {
+    const sim3 = await startSimulator({});
+    const tests = () => sim3.state.counts.get('openai.models') ?? 0;
+    try {
+      for (const bad of [-1, 86401, 1.5, 'soon']) {
+        const r = await gw.api('POST', '/admin/api/channels', { name: 'own-interval', type: 'simulator', base_url: sim3.url, models: ['sim-chat'], test_interval_s: bad });
+        expect(r.status, String(bad)).toBe(400);
+        expect(r.body.error.message).toMatch(/test_interval_s/);
+      }
+      const made = await gw.api('POST', '/admin/api/channels', { name: 'own-interval', type: 'simulator', base_url: sim3.url, models: ['sim-chat'], priority: 50, test_interval_s: 1 });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      expect(made.body).toMatchObject({ test_interval_s: 1, scheduled_test_s: 1 });
+      expect((await gw.api('GET', '/admin/api/channels/flaky')).body.scheduled_test_s).toBe(0);
+      const flakyCalls = modelCalls();
+      await eventually(async () => tests() >= 2, 6000, 'two scheduled tests of the channel');
+      expect((await gw.api('GET', '/admin/api/channels/own-interval')).body.health.last_probe).toMatchObject({ ok: true, status: 200 });
+      expect(modelCalls()).toBe(flakyCalls); // the gateway's other channels are not tested
+      expect(sim3.state.counts.get('openai.chat') ?? 0).toBe(0);
+
+      const off = await gw.api('PATCH', '/admin/api/channels/own-interval', { test_interval_s: null });
+      expect(off.body).toMatchObject({ scheduled_test_s: 0 });
+      expect(off.body.test_interval_s).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 300));
+      const after = tests();
+      await new Promise((r) => setTimeout(r, 2200));
+      expect(tests()).toBe(after);
+    } finally {
+      await gw.api('DELETE', '/admin/api/channels/own-interval');
+      await sim3.close();
     }
   });
 

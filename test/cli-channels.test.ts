@@ -49,6 +49,11 @@ describe('mediagate channels (CLI)', { timeout: 120_000 }, () => {
     ]);
 
     expect(run('channels', 'update', 'rt', '--weight', '3').status).toBe(0);
+    const tested = run('channels', 'update', 'rt', '--test-interval', '300', '--json');
+    expect(tested.status, tested.stderr).toBe(0);
+    const badInterval = run('channels', 'update', 'rt', '--test-interval', 'hourly');
+    expect(badInterval.status).toBe(2);
+    expect(badInterval.stderr).toMatch(/--test-interval must be whole seconds from 0 \(none\) to 86400, got "hourly"/);
     expect(run('channels', 'disable', 'rt').status).toBe(0);
     expect(run('channels', 'disable', 's').status).toBe(0);
     const after = JSON.parse(run('channels', 'list', '--json').stdout) as any[];
@@ -73,7 +78,9 @@ describe('mediagate channels (CLI)', { timeout: 120_000 }, () => {
     expect(keyless.status).toBe(1);
     expect(keyless.stderr).toMatch(/MEDIAGATE_SECRET_KEY is not set/);
 
-    expect(run('channels', 'remove', 'rt').status).toBe(0);
+    const removed = run('channels', 'remove', 'rt');
+    expect(removed.status).toBe(0);
+    expect(removed.stdout).toMatch(/Its credentials are wiped\./);
     expect(run('channels', 'remove', 'rt').status).toBe(2);
     expect(run('channels', 'enable', 's').status).toBe(0);
     expect((JSON.parse(run('channels', 'list', '--json').stdout) as any[]).map((c) => c.name)).toEqual(['s']);
@@ -82,8 +89,11 @@ describe('mediagate channels (CLI)', { timeout: 120_000 }, () => {
     try {
       const rows = await store.db.selectFrom('channels').selectAll().execute();
       expect(JSON.stringify(rows)).not.toContain(CREDENTIAL);
+      const rt = rows.find((r) => r.name === 'rt')!;
+      expect(rt.credentials).toBeNull();
+      expect(JSON.parse(rt.body)).toMatchObject({ test_interval_s: 300 });
       const audit = await store.db.selectFrom('audit_log').select(['action', 'target', 'detail']).orderBy('id').execute();
-      expect(audit.map((r) => `${r.action} ${r.target}`)).toEqual(['channel.create rt', 'channel.update rt', 'channel.disable rt', 'channel.disable s', 'channel.remove rt', 'channel.enable s']);
+      expect(audit.map((r) => `${r.action} ${r.target}`)).toEqual(['channel.create rt', 'channel.update rt', 'channel.update rt', 'channel.disable rt', 'channel.disable s', 'channel.remove rt', 'channel.enable s']);
       expect(JSON.stringify(audit)).not.toContain(CREDENTIAL);
     } finally {
       await store.close();

@@ -89,4 +89,54 @@ describe('the console\'s Channels page in a browser', () => {
     expect(actions).toEqual(expect.arrayContaining(['channel.create', 'channel.update', 'channel.probe', 'channel.disable', 'channel.remove']));
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it('shows a provider balance, sets a channel\'s test interval with field messages, and keeps the header one line at 390 px', async () => {
+    await page.goto(`${gw.url}/console#/channels`);
+    await page.waitForSelector('tr[data-channel="simulator"]');
+    expect(await page.textContent('tr[data-channel="simulator"] td.balance')).toBe('—');
+    await page.fill('#add-channel input[name=name]', 'deepseek-ch');
+    await page.fill('#add-channel input[name=type]', 'openai');
+    await page.fill('#add-channel input[name=base_url]', `${gw.services.simulator!.url}/v1`);
+    await page.fill('#add-channel input[name=api_key]', CREDENTIAL);
+    await page.fill('#add-channel input[name=models]', 'sim-chat');
+    await page.fill('#add-channel input[name=priority]', '90');
+    await page.fill('#add-channel input[name=settings]', 'balance=deepseek');
+    await page.click('#add-channel button[type=submit]');
+    const row = 'tr[data-channel="deepseek-ch"]';
+    await page.waitForSelector(`${row} td.balance .amount`);
+    const amounts = await page.locator(`${row} td.balance .amount`).allTextContents();
+    expect(amounts).toEqual(['110 CNY', '15.5 USD']);
+    await page.click(`${row} button.refresh-balance`);
+    await page.waitForSelector(`${row} td.balance .amount`);
+
+    await page.click(`${row} button.edit`);
+    expect(await page.inputValue(`${row} form.edit-channel input[name=settings]`)).toBe('balance=deepseek');
+    await page.fill(`${row} form.edit-channel input[name=test_interval_s]`, 'hourly');
+    await page.click(`${row} form.edit-channel button[type=submit]`);
+    await page.waitForSelector(`${row} .error`);
+    expect(await page.textContent(`${row} .error`)).toMatch(/test_interval_s/);
+    await page.fill(`${row} form.edit-channel input[name=test_interval_s]`, '600');
+    await page.click(`${row} form.edit-channel button[type=submit]`);
+    await page.waitForSelector(`${row} >> text=tested every 600 s`);
+    expect(gw.services.config.channels.find((c) => c.name === 'deepseek-ch')!.test_interval_s).toBe(600);
+
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.goto(`${gw.url}/console`);
+      await phone.fill('#token', gw.token);
+      await phone.click('#login');
+      await phone.waitForSelector('header nav');
+      await phone.goto(`${gw.url}/console#/channels`);
+      await phone.waitForSelector(`${row} td.balance .amount`);
+      // One line of headings (about 30 px), not a column of words.
+      const header = await phone.locator('#channels thead tr').boundingBox();
+      expect(header!.height).toBeLessThan(40);
+      const body = await phone.evaluate<number>('document.documentElement.scrollWidth');
+      expect(body).toBeLessThanOrEqual(390);
+    } finally {
+      await phone.close();
+    }
+    expect(await page.content()).not.toContain(CREDENTIAL);
+    expect(problems).toEqual([]);
+  }, 120_000);
 });

@@ -23,7 +23,7 @@ export interface ChannelEditorDeps {
 }
 
 /** Fields that may be cleared in a change by sending null. */
-const CLEARABLE = new Set(['base_url', 'api_key', 'api_secret', 'settings', 'upstream_format', 'allow_private_network']);
+const CLEARABLE = new Set(['base_url', 'api_key', 'api_secret', 'settings', 'upstream_format', 'allow_private_network', 'test_interval_s']);
 
 /** What the audit log keeps of a change: field names and values, credentials only as "changed". */
 export function auditDetail(input: Record<string, unknown>): Record<string, unknown> {
@@ -92,11 +92,18 @@ export class ChannelEditor {
     return channel;
   }
 
-  async remove(name: string): Promise<void> {
+  /**
+   * Removes a stored channel. Its credentials are wiped at once unless its tasks still need them
+   * (open, or a video link still valid): then the minute sweep wipes them once they do not.
+   */
+  async remove(name: string): Promise<{ credentials: 'wiped' | 'kept_for_tasks' | 'none' }> {
     if (this.d.fileChannel(name)) {
       throw adminErrors.conflict(`The channel "${name}" is defined in the config file and cannot be removed here; remove it from the file and reload, or disable it (enabled: false).`, 'channel_read_only');
     }
+    const row = await this.d.repo.get(name);
     if (!(await this.d.repo.remove(name))) throw adminErrors.notFound(`The channel ${JSON.stringify(name)}`);
+    if (!row?.credentials) return { credentials: 'none' };
+    return { credentials: (await this.d.repo.wipeSpentCredentials(Date.now(), name)).length ? 'wiped' : 'kept_for_tasks' };
   }
 
   private checked(input: Record<string, unknown>, source: string): ChannelConfig {

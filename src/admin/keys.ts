@@ -237,8 +237,10 @@ export class KeyAdmin {
 
   private limit(v: unknown, field: string): number | undefined {
     if (v === undefined || v === null) return undefined;
-    const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_LIMIT) throw adminErrors.invalid(`${field} must be a whole number from 0 (no limit) to ${MAX_LIMIT}`);
+    const n = typeof v === 'string' && /^\s*\d{1,10}\s*$/.test(v) ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_LIMIT) {
+      throw adminErrors.invalid(`${field} must be a whole number from 0 (no limit) to ${MAX_LIMIT} (got ${JSON.stringify(typeof v === 'string' ? v.slice(0, 40) : v) ?? String(v)})`);
+    }
     return n;
   }
 

@@ -24,6 +24,7 @@ export const channelFields = {
   map: { type: 'string', arg: 'model=upstream,…', help: 'upstream model names, per model id' },
   priority: { type: 'string', arg: 'N', help: 'lower is tried first (default 0)' },
   weight: { type: 'string', arg: 'N', help: 'share among channels of one priority (default 1)' },
+  'test-interval': { type: 'string', arg: 'S', help: 'seconds between scheduled tests of this channel (nothing billable); 0 = none; default relay.health.test_interval_s' },
 } as const;
 
 export const channelsList = { name: 'channels list', summary: 'List the channels: the config file\'s (read-only) and those added at runtime.', options: { ...JSON_OPTION, ...CONFIG_OPTION } } satisfies CommandSpec;
@@ -82,6 +83,11 @@ export function channelInput(spec: CommandSpec, values: ChannelValues): Record<s
     if (v === undefined) continue;
     if (!/^-?\d+$/.test(v)) throw new UsageError(`${spec.name}: --${n} must be a whole number, got "${v}"`, spec);
     input[n] = Number(v);
+  }
+  const interval = values['test-interval'];
+  if (interval !== undefined) {
+    if (!/^\d{1,5}$/.test(interval) || Number(interval) > 86400) throw new UsageError(`${spec.name}: --test-interval must be whole seconds from 0 (none) to 86400, got "${interval}"`, spec);
+    input.test_interval_s = Number(interval);
   }
   return input;
 }
@@ -165,18 +171,20 @@ export function channelSwitchCommand(spec: typeof channelsEnable | typeof channe
     const { values, positionals } = parseCommand(spec, argv);
     const { config } = configFor(values);
     const name = positionals[0];
+    let credentials = 'none';
     await withStore(
       config,
       (s) =>
         asCommand(async () => {
           const editor = channelEditorOn(config, s);
-          if (what === 'remove') await editor.remove(name);
+          if (what === 'remove') credentials = (await editor.remove(name)).credentials;
           else await editor.update(name, { enabled: what === 'enable' });
-          await adminOn(config, s).record(`channel.${what}`, name);
+          await adminOn(config, s).record(`channel.${what}`, name, what === 'remove' ? { credentials } : undefined);
         }),
       { mustExist: true },
     );
-    out(what === 'remove' ? `Removed channel ${name}; its open tasks still finish through it.` : `Channel ${name} ${what}d.`);
+    const wiped = credentials === 'wiped' ? ' Its credentials are wiped.' : credentials === 'kept_for_tasks' ? ' Its credentials are kept, sealed, until its tasks no longer need them.' : '';
+    out(what === 'remove' ? `Removed channel ${name}; its open tasks still finish through it.${wiped}` : `Channel ${name} ${what}d.`);
     await tellInstances(config, 'channels', { name });
   };
 }

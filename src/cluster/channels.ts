@@ -3,6 +3,28 @@ import type { Catalog } from '../relay/catalog.js';
 import type { ChannelRow, ChannelsRepo } from '../store/repos/channels.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { registerChannelSecrets } from '../http/redact.js';
+import { providerFor } from '../providers/index.js';
+
+/** A stored channel that serves less than it names since the config changed, and why. */
+export interface ChannelProblem {
+  channel: string;
+  problem: string;
+}
+
+/**
+ * Why a channel serves less than it names: a provider type no longer loaded (a manifest gone from
+ * providers.dir), models no longer declared under models; null when it serves all it names.
+ */
+export function channelProblem(ch: ChannelConfig, models: Record<string, unknown>): string | null {
+  const parts: string[] = [];
+  if (!providerFor(ch.type)) parts.push(`its provider type "${ch.type}" is no longer loaded (not built in, and no manifest of providers.dir declares it): no request can reach its provider`);
+  const gone = ch.models.filter((m) => !Object.hasOwn(models, m));
+  if (gone.length) {
+    const left = ch.models.filter((m) => Object.hasOwn(models, m));
+    parts.push(`${gone.length > 1 ? 'models' : 'model'} ${gone.join(', ')} ${gone.length > 1 ? 'are' : 'is'} no longer declared under models, so ${left.length ? `it serves only ${left.join(', ')}` : 'it serves nothing'}`);
+  }
+  return parts.length ? `${parts.join('; ')}. Declare them again and reload, or change the channel (PATCH /admin/api/channels/${ch.name}).` : null;
+}
 
 // The effective channel list of an instance: the config file's channels (each possibly switched on
 // or off by a stored override) followed by the channels stored in the database. Every instance
@@ -121,6 +143,17 @@ export class RuntimeChannels {
   adoptFileChannels(fileChannels: ChannelConfig[], composed: Composed): void {
     this.fileChannels = fileChannels;
     this.sources = composed.sources;
+  }
+
+  /** The stored channels in force that serve less than they name under the running config. */
+  problems(): ChannelProblem[] {
+    const out: ChannelProblem[] = [];
+    for (const ch of this.target.config.channels) {
+      if (this.sources.get(ch.name) !== 'api') continue;
+      const problem = channelProblem(ch, this.target.config.models);
+      if (problem) out.push({ channel: ch.name, problem });
+    }
+    return out;
   }
 
   /** Where a channel in force comes from; undefined for none (or a removed one kept for its tasks). */

@@ -5,7 +5,7 @@ import type { Simulator } from '../simulator/server.js';
 import { registerChannelSecrets } from '../http/redact.js';
 import { providerSetOf } from '../config-file/loader.js';
 import { installedProviders, installProviders } from '../providers/index.js';
-import { ChannelConflictError, type RuntimeChannels } from './channels.js';
+import { ChannelConflictError, type ChannelProblem, type RuntimeChannels } from './channels.js';
 
 /**
  * Sections a reload applies to a running instance. Everything else (listen address, database,
@@ -22,6 +22,8 @@ export interface ReloadOutcome {
   needsRestart: string[];
   /** Provider types loaded from providers.dir now in force, and the manifest files refused. */
   providers: { loaded: string[]; refused: { file: string; error: string; kept?: string }[] };
+  /** Channels stored at runtime that serve less than they name under the new config (a model or type gone). */
+  channelProblems: ChannelProblem[];
 }
 
 export interface ReloadTarget {
@@ -82,6 +84,9 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
     removed: [...before].filter((id) => !after.has(id)),
     needsRestart,
     providers: { loaded: [...providers.loaded.keys()], refused: [...providers.refused] },
+    // Stored channels were checked against the models and types in force when they were added: a
+    // reload that took one away is said, not left to fail quietly.
+    channelProblems: target.channels?.problems() ?? [],
   };
 }
 
@@ -103,6 +108,8 @@ export interface ReloadReport {
   removed: string[];
   needs_restart: string[];
   providers: ReloadOutcome['providers'];
+  /** Stored channels the new config leaves without a model or a provider type they name. */
+  channel_problems: ChannelProblem[];
 }
 
 /**
@@ -132,14 +139,15 @@ export class ConfigReloader {
       for (const r of refused) {
         this.log.warn({ file: r.file, error: r.error, ...(r.kept ? { kept: r.kept } : {}) }, r.kept ? 'provider manifest refused; its previous version stays in force' : 'provider manifest refused');
       }
+      for (const p of outcome.channelProblems) this.log.warn({ channel: p.channel, problem: p.problem }, 'stored channel not fully served after the reload');
       if (outcome.needsRestart.length) {
         this.log.warn({ sections: outcome.needsRestart }, 'config reload: these sections changed but take effect only after a restart; running values kept');
       }
-      return { ok: refused.length === 0, added: outcome.added, removed: outcome.removed, needs_restart: outcome.needsRestart, providers: outcome.providers };
+      return { ok: refused.length === 0, added: outcome.added, removed: outcome.removed, needs_restart: outcome.needsRestart, providers: outcome.providers, channel_problems: outcome.channelProblems };
     } catch (err) {
       const error = (err as Error).message;
       this.log.warn({ reason, error }, 'config reload failed; keeping the running config');
-      return { ok: false, error, added: [], removed: [], needs_restart: [], providers: { loaded: [...installedProviders().loaded.keys()], refused: [] } };
+      return { ok: false, error, added: [], removed: [], needs_restart: [], providers: { loaded: [...installedProviders().loaded.keys()], refused: [] }, channel_problems: [] };
     }
   }
 }

@@ -38,6 +38,9 @@ export const ChannelSchema = Type.Object(
     // URLs this channel hands the gateway (results, redirects) may point at private, loopback or
     // link-local addresses. Absent: true for `simulator` channels, false for every other type.
     allow_private_network: Type.Optional(Type.Boolean()),
+    // Seconds between scheduled tests of this channel (its health probe, nothing billable); 0 = none.
+    // Absent: relay.health.test_interval_s (itself 0, none, by default).
+    test_interval_s: Type.Optional(Int({ minimum: 0, maximum: 86400 })),
   },
   { additionalProperties: false },
 );
@@ -325,8 +328,8 @@ export const ConfigSchema = Type.Object(
             error_rate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
             probe_initial_ms: Int({ minimum: 10, default: 5000 }),
             probe_max_ms: Int({ minimum: 10, default: 300000 }),
-            // Seconds between scheduled tests of every enabled channel in rotation (the same probe,
-            // nothing billable); 0 = none, the default.
+            // Seconds between scheduled tests of every enabled channel in rotation that sets no
+            // test_interval_s of its own (the same probe, nothing billable); 0 = none, the default.
             test_interval_s: Int({ minimum: 0, maximum: 86400, default: 0 }),
           },
           { additionalProperties: false, default: {} },

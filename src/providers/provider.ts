@@ -2,7 +2,22 @@ import type { ModelConfig } from '../config/schema.js';
 import type { ChatFormat } from '../formats/chat-stream.js';
 import type { ChatEndpoint } from './chat-types.js';
 import type { ImagesAdapter } from './image-types.js';
-import type { VideoAdapter } from './video-types.js';
+import type { VideoAdapter, VideoCall } from './video-types.js';
+import type { BalanceCapability } from './balance.js';
+import type { Target } from '../upstream/target.js';
+
+/** What a probe found: the provider answered and took the credentials (ok), or why not. */
+export interface ProbeOutcome {
+  ok: boolean;
+  status: number | null;
+  message: string;
+}
+
+export interface ProbeCapability {
+  /** What it sends, for answers and docs (`GET /v1/tasks/… (unknown task: 404)`). */
+  description: string;
+  run(call: VideoCall, target: Target): Promise<ProbeOutcome>;
+}
 
 // One provider (one channel `type`): its capabilities, its wire facts and its defaults. Each
 // provider folder exports one of these; src/providers/index.ts lists them all.
@@ -54,6 +69,10 @@ export interface Provider {
   chatFormats?: ChatFormat[];
   images?: ImagesAdapter;
   videos?: VideoAdapter;
+  /** The account's balance or quota at the provider (a read that costs nothing); absent: none known. */
+  balance?: BalanceCapability;
+  /** The health probe of a channel of this type (absent: the gateway's default for the type). */
+  probe?: ProbeCapability;
   defaults: ProviderDefaults;
   /** Whether a channel of this type must set base_url (false: the gateway knows where it is). */
   needsBaseUrl: boolean;

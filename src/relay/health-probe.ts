@@ -3,11 +3,13 @@ import type { UpstreamClient } from '../upstream/client.js';
 import { targetFor } from '../upstream/target.js';
 import { redact } from '../http/redact.js';
 import type { ProbeResult } from './health.js';
+import { providerFor } from '../providers/index.js';
 
 // The probe of a channel taken out of rotation (and of the console's Test button): a request no
 // provider bills. Types with a model list read it with the channel's credentials, so a refused key
-// shows; any other type is asked for its base URL without credentials, where any answer below 500
-// means the provider is reachable and serving.
+// shows; a provider whose manifest declares a probe gets that (the read of a task no one created,
+// whose documented "not found" means it answered and took the credentials); any other type is asked
+// for its base URL without credentials, where any answer below 500 means the provider is reachable.
 
 interface ProbeShape {
   path: string;
@@ -25,7 +27,8 @@ const SHAPES: Record<string, ProbeShape> = {
 /** What the probe of a channel type sends, for the docs and the admin answer. */
 export function probeDescription(type: string): string {
   const shape = SHAPES[type];
-  return shape ? `GET ${shape.path} (model list)` : 'GET base URL';
+  if (shape) return `GET ${shape.path} (model list)`;
+  return providerFor(type)?.probe?.description ?? 'GET base URL';
 }
 
 export async function probeChannel(upstream: UpstreamClient, channel: ChannelConfig, timeoutMs = 10_000): Promise<ProbeResult> {
@@ -33,6 +36,15 @@ export async function probeChannel(upstream: UpstreamClient, channel: ChannelCon
   const ms = () => Math.round(performance.now() - started);
   const target = targetFor(channel, channel.models[0] ?? '');
   const shape = SHAPES[channel.type];
+  // A provider whose manifest declares its probe (an unknown task's read): what it says it found.
+  const declared = shape ? undefined : providerFor(channel.type)?.probe;
+  if (declared) {
+    try {
+      return { ...(await declared.run({ upstream, signal: AbortSignal.timeout(timeoutMs) }, target)), latency_ms: ms() };
+    } catch (err) {
+      return { ok: false, status: null, message: redact((err as Error).message), latency_ms: ms() };
+    }
+  }
   try {
     const res = await upstream.send({
       url: `${target.baseUrl}${shape ? shape.path : '/'}`,

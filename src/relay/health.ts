@@ -13,6 +13,7 @@ export interface HealthSettings {
   error_rate: number;
   probe_initial_ms: number;
   probe_max_ms: number;
+  /** Seconds between scheduled tests of a channel that sets no test_interval_s of its own; 0 = none. */
   test_interval_s: number;
 }
 
@@ -109,7 +110,8 @@ export class ChannelHealth {
 
   constructor(
     private readonly settings: HealthSettings,
-    private readonly log: (event: string, fields: Record<string, unknown>) => void = () => undefined,
+    /** The structured channel log (relay/channel-log.ts). */
+    private readonly log: (level: 'info' | 'warn', event: string, fields: Record<string, unknown>) => void = () => undefined,
   ) {}
 
   setProber(prober: Prober): void {
@@ -179,23 +181,39 @@ export class ChannelHealth {
   }
 
   /**
-   * Scheduled tests (test_interval_s > 0): every channel `names` gives that is in rotation is
-   * probed; the result shows as its last probe and counts as one attempt in its window.
+   * Scheduled tests: every channel `channels` gives with an interval above 0 (its own
+   * `test_interval_s`, else relay.health.test_interval_s) that is in rotation is probed once per
+   * interval; the result shows as its last probe and counts as one attempt in its window. Checked
+   * every second, so a changed interval applies without a restart.
    */
-  startScheduledTests(names: () => string[]): void {
-    if (!this.settings.test_interval_s) return;
+  startScheduledTests(channels: () => { name: string; interval_s: number }[], tickMs = 1000): void {
+    const last = new Map<string, number>();
     this.testTimer = setInterval(() => {
-      for (const name of names()) {
+      const now = Date.now();
+      const seen = new Set<string>();
+      for (const { name, interval_s } of channels()) {
+        seen.add(name);
+        if (!interval_s) {
+          last.delete(name);
+          continue;
+        }
+        // The first test comes one interval after the channel is seen with one.
+        const since = last.get(name);
+        if (since === undefined) last.set(name, now);
+        if (since === undefined || now - since < interval_s * 1000) continue;
+        last.set(name, now);
         if (!this.inRotation(name) || !this.prober) continue;
         void this.prober(name)
           .then((result) => {
             if (!result || this.closed) return;
             this.state(name).lastProbe = { ...result, at: Date.now() };
             this.record(name, result.ok ? 'ok' : 'error', result.ok ? '' : `scheduled test: ${result.message}`);
+            if (!result.ok) this.log('warn', 'scheduled channel test failed', { channel: name, status: result.status, message: result.message });
           })
           .catch(() => undefined);
       }
-    }, this.settings.test_interval_s * 1000);
+      for (const name of last.keys()) if (!seen.has(name)) last.delete(name);
+    }, tickMs);
     this.testTimer.unref();
   }
 
@@ -224,7 +242,7 @@ export class ChannelHealth {
     s.out = true;
     s.outSince = now;
     s.delay = this.settings.probe_initial_ms;
-    this.log('channel taken out of rotation', { channel, requests, errors, error_rate: Number((errors / requests).toFixed(3)), last_error: s.lastError?.message ?? '' });
+    this.log('warn', 'channel taken out of rotation', { channel, requests, errors, error_rate: Number((errors / requests).toFixed(3)), last_error: s.lastError?.message ?? '' });
     this.schedule(channel, s);
   }
 
@@ -265,6 +283,6 @@ export class ChannelHealth {
     // they clear theirs when their own probe answers).
     s.window.clear();
     this.peers.delete(channel);
-    this.log('channel back in rotation', { channel, out_for_ms: Date.now() - s.outSince });
+    this.log('info', 'channel back in rotation', { channel, out_for_ms: Date.now() - s.outSince });
   }
 }

@@ -6,6 +6,7 @@ import { newId, outcomeOf, partState, phaseAt, phaseChangesAt, scheduleCallbacks
 // The simulator's Kling part, in Kling's wire format:
 //   POST /v1/videos/text2video | /v1/videos/image2video  → {code:0, message, request_id, data:{task_id, task_status, …}}
 //   GET  /v1/videos/{text2video|image2video}/{task_id}   → the task, under the path it was created at
+//   GET  /account/costs?start_time&end_time              → the account's resource packs bought in that window
 // Every call carries `Authorization: Bearer <JWT>`, HS256-signed with the account's secret key,
 // `iss` = access key, checked with `nbf`/`exp` like Kling (401 with codes 1000–1004). Results are
 // public CDN-style links without a key. Outcome markers in the prompt are those of video-common.ts;
@@ -173,6 +174,35 @@ function serveFile(ctx: SimContext): void {
   sendSampleVideo(ctx);
 }
 
+const DAY = 86_400_000;
+
+/**
+ * The simulated account's resource packs, fixed from the simulator's start: one in effect that each
+ * video task created draws on (one unit per second), one used up, one expired, one bought long
+ * ago (outside a year's window).
+ */
+function accountPacks(state: SimState) {
+  const born = partState(state, 'kling.account', () => ({ at: Date.now() })).at;
+  const used = [...part(state).tasks.values()].reduce((sum, t) => sum + t.duration, 0);
+  const pack = (name: string, id: string, total: number, remaining: number, boughtDaysAgo: number, days: number, status: string) => ({
+    resource_pack_name: name,
+    resource_pack_id: id,
+    resource_pack_type: 'decreasing_total',
+    total_quantity: total,
+    remaining_quantity: remaining,
+    purchase_time: born - boughtDaysAgo * DAY,
+    effective_time: born - boughtDaysAgo * DAY,
+    invalid_time: born + (days - boughtDaysAgo) * DAY,
+    status,
+  });
+  return [
+    pack('Video Generation - 10,000 entries', '509f3fd3d4ab4a3f9eec5db27aa44f27', 10000, Math.max(0, 9400 - used), 30, 365, 'online'),
+    pack('Video Generation - 1,000 entries', '6c1e0a8b3d2f4e5a9b7c8d9e0f1a2b3c', 1000, 0, 90, 365, 'runOut'),
+    pack('Video Generation - 200 entries', '7d2f1b9c4e3a5f6b0c8d9e0f1a2b3c4d', 200, 118, 200, 30, 'expired'),
+    pack('Video Generation - 500 entries', '8e3a2c0d5f4b6a7c1d9e0f1a2b3c4d5e', 500, 500, 500, 1000, 'online'),
+  ];
+}
+
 export function klingVideoRoutes(): SimRoute[] {
   return [
     {
@@ -214,6 +244,29 @@ export function klingVideoRoutes(): SimRoute[] {
         // A task is read under the path it was created at, as Kling does.
         if (!t || t.kind !== ctx.params[0]) return sendJson(ctx.res, 404, klingError(1203, 'The requested task does not exist'));
         sendJson(ctx.res, 200, { code: 0, message: 'SUCCEED', request_id: requestId(), data: taskData(ctx.state, t, Date.now()) });
+      },
+    },
+    {
+      // GET /account/costs?start_time&end_time (Unix ms): the resource packs bought in the window.
+      name: 'kling.account.costs',
+      method: 'GET',
+      pattern: /^\/account\/costs$/,
+      auth: true,
+      authenticate,
+      errorBody: errorFor,
+      handle(ctx) {
+        const q = ctx.url.searchParams;
+        const ms = (name: string) => {
+          const v = q.get(name);
+          return v !== null && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
+        };
+        const start = ms('start_time');
+        const end = ms('end_time');
+        if (start === undefined || end === undefined) return void invalid(ctx, 'start_time and end_time are required: Unix timestamps in milliseconds');
+        if (start > end) return void invalid(ctx, 'start_time must not be after end_time');
+        const name = q.get('resource_pack_name');
+        const packs = accountPacks(ctx.state).filter((p) => p.purchase_time >= start && p.purchase_time <= end && (name === null || p.resource_pack_name === name));
+        sendJson(ctx.res, 200, { code: 0, message: 'SUCCEED', request_id: requestId(), data: { code: 0, msg: 'SUCCEED', resource_pack_subscribe_infos: packs } });
       },
     },
     { name: 'kling.video.file', method: 'GET', pattern: FILE, auth: false, handle: serveFile },

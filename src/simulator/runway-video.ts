@@ -6,6 +6,7 @@ import { ossSignedUrl, outcomeOf, partState, phaseAt, progressAt, serveSignedVid
 //   POST /v1/text_to_video | /v1/image_to_video → {id}
 //   GET  /v1/tasks/{id}    → {id, status, createdAt, progress?, output?, failure?, failureCode?}
 //   DELETE /v1/tasks/{id}  → 204; an open task ends CANCELLED, a finished one is deleted (404 after)
+//   GET  /v1/organization  → {tier, creditBalance, usage}
 // Every call needs `Authorization: Bearer <key>` and `X-Runway-Version` (a key holding "revoked"
 // stands for a disabled key). Errors are {"error": "…"} with the HTTP status. Outcome markers in
 // the prompt are those of video-common.ts: [fail] ends FAILED (INTERNAL.BAD_OUTPUT.CODE01),
@@ -156,6 +157,26 @@ export function runwayVideoRoutes(): SimRoute[] {
         part(ctx.state).tasks.set(t.id, t);
         ctx.res.writeHead(204);
         ctx.res.end();
+      },
+    },
+    {
+      // GET /v1/organization: the organization's tier, credit balance and today's generations. The
+      // simulated organization starts with 5,000 credits; each task created spends 10 per second.
+      name: 'runway.organization',
+      method: 'GET',
+      pattern: /^\/v1\/organization$/,
+      auth: true,
+      authenticate,
+      errorBody: errorFor,
+      handle(ctx) {
+        if (ctx.url.search) return void error(ctx, 400, 'Validation of query failed: this endpoint takes no query parameters');
+        const tasks = [...part(ctx.state).tasks.values()];
+        const daily: Record<string, { dailyGenerations: number }> = {};
+        const dayStart = new Date().setUTCHours(0, 0, 0, 0);
+        for (const t of tasks) if (t.createdMs >= dayStart) daily[t.model] = { dailyGenerations: (daily[t.model]?.dailyGenerations ?? 0) + 1 };
+        const spent = tasks.reduce((sum, t) => sum + t.duration * 10, 0);
+        const models = Object.fromEntries(Object.keys(RUNWAY_MODELS).map((m) => [m, { maxConcurrentGenerations: 2, maxDailyGenerations: 200 }]));
+        sendJson(ctx.res, 200, { tier: { maxMonthlyCreditSpend: 10000, models }, creditBalance: Math.max(0, 5000 - spent), usage: { models: daily } });
       },
     },
     { name: 'runway.video.file', method: 'GET', pattern: FILE, auth: false, handle: serveFile },

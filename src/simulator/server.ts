@@ -34,6 +34,7 @@ import { anthropicMessagesRoutes } from './anthropic-messages.js';
 import { openaiResponsesRoutes } from './openai-responses.js';
 import { geminiChatRoutes } from './gemini-chat.js';
 import { chatControlRoutes } from './chat-engine.js';
+import { balanceRoutes } from './balances.js';
 import { openaiError } from './shapes.js';
 import { saveTasksNow } from './video-common.js';
 
@@ -135,6 +136,7 @@ export function simulatorRoutes(): SimRoute[] {
     ...anthropicMessagesRoutes(),
     ...geminiChatRoutes(),
     ...chatControlRoutes(),
+    ...balanceRoutes(),
   ];
 }
 

@@ -78,7 +78,7 @@ export async function startGateway(overrides: Record<string, unknown> = {}, opts
     warnings.push(message);
     if (!opts.expectWarnings?.test(message)) process.stderr.write(`mediagate (test gateway): ${message}\n`);
   };
-  const services = await createServices(config, { warn, noPoller: opts.noPoller, env: opts.env });
+  const services = await createServices(config, { warn, noPoller: opts.noPoller, env: opts.env, logStream });
   const app = buildApp(services, { ...opts.app, logStream });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

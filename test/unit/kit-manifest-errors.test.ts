@@ -99,6 +99,22 @@ describe('provider manifest errors', () => {
     expect(refusal(doc)).toContain('videos.upload_images: the hmac-v4 scheme cannot sign a multipart upload');
   });
 
+  it('checks balance and probe: units, lists, placeholders, one probe kind, an id the reads accept', () => {
+    const amount = { label: 'credits', path: 'balance' };
+    expect(refusal({ ...base(), balance: { path: '/balance', amounts: [amount] } })).toBe('providers/acme.yaml: balance.amounts[0]: unit or unit_path: one is required (the amount\'s unit or currency)');
+    expect(refusal({ ...base(), balance: { path: '/balance', amounts: [{ ...amount, unit: 'USD', sum: true }] } })).toMatch(/balance\.amounts\[0\]: sum applies to a list: set items/);
+    expect(refusal({ ...base(), balance: { path: '/balance', query: { from: '{yesterday}' }, amounts: [{ ...amount, unit: 'USD' }] } })).toMatch(/balance\.query\.from: unknown placeholder in "\{yesterday\}"; allowed: \{now_ms\}, \{days_ago_ms:N\}/);
+    expect(refusal({ ...base(), balance: { path: 'balance', amounts: [{ ...amount, unit: 'USD' }] } })).toMatch(/balance\.path/);
+    expect(refusal({ ...base(), balance: { path: '/balance', amounts: [{ ...amount, unit: 'USD', colour: 'red' }] } })).toMatch(/balance\.amounts\[0\]\.colour: unknown field/);
+    expect(refusal({ ...base(), probe: { healthy: [404] } })).toMatch(/probe: set task_id \(an unknown task read with videos\.get\) or path \(a GET\), one of them/);
+    expect(refusal({ ...base(), probe: { task_id: 'x', path: '/x' } })).toMatch(/probe: set task_id/);
+    expect(refusal({ ...base(), probe: { task_id: 'x', healthy: [500] } })).toMatch(/probe\.healthy/);
+    const stored = base();
+    (stored.videos.task_id as Record<string, unknown>).stored_pattern = '^t-[0-9]+$';
+    expect(refusal({ ...stored, probe: { task_id: 'x' } })).toMatch(/probe\.task_id: must match videos\.task_id\.stored_pattern \^t-\[0-9\]\+\$ \(got "x"\)/);
+    expect(parseManifest(stringify({ ...stored, probe: { task_id: 't-0', healthy: [404] }, balance: { path: '/balance', from: 'origin', query: { t: '{days_ago_ms:30}' }, amounts: [{ ...amount, items: 'packs', where: { state: ['on'] }, sum: true, unit: 'units' }] } }), 'acme.yaml').probe).toEqual({ task_id: 't-0', healthy: [404] });
+  });
+
   it('says where the YAML is broken, and that a missing file cannot be read', () => {
     expect(() => parseManifest('type: [', 'bad.yaml')).toThrow(/^bad\.yaml: not valid YAML/);
     expect(() => loadManifest('/nonexistent/provider.yaml')).toThrow(/\/nonexistent\/provider\.yaml: cannot be read \(ENOENT\)/);

@@ -15,8 +15,9 @@ function CreateKey({ onCreated }) {
     e.preventDefault();
     act(async () => {
       const body = { name: form.name, models: list(form.models) };
-      if (form.rpm) body.rpm = Number(form.rpm);
-      if (form.concurrency) body.concurrency = Number(form.concurrency);
+      // Sent as typed: the server says exactly what a limit allows.
+      if (form.rpm.trim()) body.rpm = form.rpm.trim();
+      if (form.concurrency.trim()) body.concurrency = form.concurrency.trim();
       if (form.credit) body.credit_usd = form.credit;
       const key = await api('POST', '/keys', body);
       setMade(key);
@@ -85,7 +86,7 @@ function KeyRow({ k, onChanged }) {
           <button type="button" class="revoke" onClick=${() => toggle('revoke')}>Revoke</button>
         `}
         ${mode === 'edit' &&
-        html`<form class="inline" onSubmit=${(e) => (e.preventDefault(), run(() => api('PATCH', `/keys/${k.id}`, { rpm: Number(edit.rpm || 0), concurrency: Number(edit.concurrency || 0), models: list(edit.models), expires_at: edit.expires || null })))}>
+        html`<form class="inline" onSubmit=${(e) => (e.preventDefault(), run(() => api('PATCH', `/keys/${k.id}`, { rpm: edit.rpm.trim() || '0', concurrency: edit.concurrency.trim() || '0', models: list(edit.models), expires_at: edit.expires || null })))}>
           <input name="rpm" size="5" value=${edit.rpm} onInput=${(e) => setEdit({ ...edit, rpm: e.target.value })} />
           <input name="concurrency" size="5" value=${edit.concurrency} onInput=${(e) => setEdit({ ...edit, concurrency: e.target.value })} />
           <input name="models" placeholder="models" value=${edit.models} onInput=${(e) => setEdit({ ...edit, models: e.target.value })} />

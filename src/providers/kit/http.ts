@@ -17,6 +17,8 @@ import { absent, at, firstText, text } from './values.js';
 export interface KitRequest {
   method: string;
   path: string;
+  /** The whole address instead of base URL + base path + path (a read at the origin, with a query). */
+  url?: string;
   headers?: Record<string, string>;
   body?: unknown;
 }
@@ -48,7 +50,7 @@ export class KitHttp {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     // `{uuid}` in a header value: a new UUID on every request (Pixverse's Ai-trace-id).
     for (const [k, v] of Object.entries({ ...this.m.api.headers, ...r.headers })) headers[k.toLowerCase()] = v.replaceAll('{uuid}', () => randomUUID());
-    return this.authorize(target, { method: r.method, url: this.url(target, r.path), headers, body: r.body === undefined ? undefined : JSON.stringify(r.body) }, call);
+    return this.authorize(target, { method: r.method, url: r.url ?? this.url(target, r.path), headers, body: r.body === undefined ? undefined : JSON.stringify(r.body) }, call);
   }
 
   failure = (res: Dispatcher.ResponseData): Promise<UpstreamFailure> => {

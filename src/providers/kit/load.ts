@@ -132,6 +132,29 @@ function semanticProblems(m: Manifest): string[] {
   if (m.images) out.push(...imageProblems(m as ImageManifest));
   if (!m.videos && !m.images) out.push('videos, images: a manifest declares at least one capability');
   if ((m.api.auth.scheme === 'header' || m.api.auth.scheme === 'query') && !m.api.auth.name) out.push(`api.auth.name: required for the ${m.api.auth.scheme} scheme`);
+  out.push(...accountProblems(m));
+  return out;
+}
+
+/** What the schema cannot check of `balance` and `probe`. */
+function accountProblems(m: Manifest): string[] {
+  const out: string[] = [];
+  (m.balance?.amounts ?? []).forEach((a, i) => {
+    if (!a.unit && !a.unit_path) out.push(`balance.amounts[${i}]: unit or unit_path: one is required (the amount's unit or currency)`);
+    if ((a.where || a.sum) && !a.items) out.push(`balance.amounts[${i}]: ${a.where ? 'where' : 'sum'} applies to a list: set items`);
+  });
+  for (const [k, v] of Object.entries(m.balance?.query ?? {})) {
+    const left = v.replace(/\{now_ms\}|\{days_ago_ms:\d{1,4}\}/g, '');
+    if (left.includes('{')) out.push(`balance.query.${k}: unknown placeholder in "${v}"; allowed: {now_ms}, {days_ago_ms:N}`);
+  }
+  const p = m.probe;
+  if (p) {
+    if ((p.task_id === undefined) === (p.path === undefined)) out.push('probe: set task_id (an unknown task read with videos.get) or path (a GET), one of them');
+    if (p.task_id !== undefined && !m.videos) out.push('probe.task_id: reads a task with videos.get; this manifest has no videos');
+    const stored = m.videos?.task_id.stored_pattern;
+    if (p.task_id !== undefined && stored && !new RegExp(stored).test(p.task_id)) out.push(`probe.task_id: must match videos.task_id.stored_pattern ${stored} (got "${p.task_id}")`);
+    if (p.from && p.path === undefined) out.push('probe.from: applies to probe.path only');
+  }
   return out;
 }
 

@@ -1,3 +1,4 @@
+import type { BalanceSpec } from '../balance.js';
 import type { ModelConfig, VideoModeName } from '../../config/schema.js';
 
 // The provider manifest as the kit reads it: the TypeScript face of manifest.schema.json (the
@@ -364,6 +365,14 @@ export interface ImagesSpec {
   usage?: ImageUsageSpec;
 }
 
+export interface ProbeSpec {
+  task_id?: string;
+  path?: string;
+  from?: 'base' | 'origin';
+  healthy?: number[];
+  healthy_codes?: (string | number)[];
+}
+
 export interface Manifest {
   type: string;
   name: string;
@@ -372,6 +381,10 @@ export interface Manifest {
   needs_base_url?: boolean;
   simulator?: { path: string; claims: { videos?: string; images?: string } };
   api: ApiSpec;
+  /** The balance or quota read (src/providers/balance.ts). */
+  balance?: BalanceSpec;
+  /** The health probe: an unknown task read, or a GET of a path. */
+  probe?: ProbeSpec;
   videos?: VideosSpec;
   images?: ImagesSpec;
   model_defaults?: Omit<ModelSpec, 'id' | 'match' | 'offer'>;

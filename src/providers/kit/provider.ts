@@ -4,14 +4,20 @@ import type { Manifest } from './manifest.js';
 import { offeredModels } from './models.js';
 import { imageAdapter } from './image-adapter.js';
 import { videoAdapter } from './video-adapter.js';
+import { kitBalance, kitProbe } from './account.js';
 
 /** The Provider a manifest describes: its channel type, defaults, simulator part, video and image adapters. */
 export function kitProvider(m: Manifest): Provider {
   const d = m.defaults ?? {};
   const claims = m.simulator?.claims;
+  const videos = m.videos ? videoAdapter(m) : undefined;
+  const balance = kitBalance(m);
+  const probe = kitProbe(m, videos);
   return {
     type: m.type,
-    ...(m.videos ? { videos: videoAdapter(m) } : {}),
+    ...(videos ? { videos } : {}),
+    ...(balance ? { balance } : {}),
+    ...(probe ? { probe } : {}),
     ...(m.images ? { images: imageAdapter(m) } : {}),
     needsBaseUrl: m.needs_base_url ?? true,
     ...(needsSecret(m.api.auth) ? { needsApiSecret: true } : {}),

@@ -17,6 +17,8 @@ export interface ReloadResult {
   needs_restart?: string[];
   /** Loaded provider types in force, and the manifests refused (the rest of the reload applied). */
   providers?: { loaded: string[]; refused: { file: string; error: string; kept?: string }[] };
+  /** Stored channels the reloaded config leaves without a model or provider type they name. */
+  channel_problems?: { channel: string; problem: string }[];
 }
 
 /** Channels, the effective configuration and reloads. */
@@ -60,11 +62,23 @@ export function registerSystemRoutes(app: Routes, admin: Admin, config: Config, 
   app.delete<{ Params: { name: string } }>('/admin/api/channels/:name', { schema: { tags, summary: 'Remove a channel added at runtime (its open tasks still finish through it)', params: Name } }, async (request) => {
     const a = actorOf(request);
     const { name } = request.params;
-    await admin.channels.editor.remove(name);
-    await admin.audit.record(actorName(a), 'channel.remove', name, {}, request.adminClient.address);
+    const { credentials } = await admin.channels.editor.remove(name);
+    await admin.audit.record(actorName(a), 'channel.remove', name, { credentials }, request.adminClient.address);
     await admin.channels.refreshed();
-    return { name, removed: true };
+    return { name, removed: true, credentials };
   });
+
+  app.get<{ Params: { name: string } }>(
+    '/admin/api/channels/:name/balance',
+    { schema: { tags, summary: 'The channel\'s balance or quota at its provider (a read that costs nothing, kept 60 s; refresh=true reads again)', params: Name } },
+    async (request) => {
+      const q = request.query as Record<string, unknown>;
+      const refresh = q.refresh;
+      if (refresh !== undefined && refresh !== 'true' && refresh !== 'false') throw adminErrors.invalid('refresh: must be true or false');
+      for (const k of Object.keys(q)) if (k !== 'refresh') throw adminErrors.invalid(`${k}: unknown parameter; allowed: refresh`);
+      return admin.channels.balance(request.params.name, refresh === 'true');
+    },
+  );
 
   app.post<{ Params: { name: string } }>(
     '/admin/api/channels/:name/test',

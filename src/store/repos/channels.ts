@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ChannelTable, Database } from '../schema.js';
+import { OPEN_STATUSES } from './tasks.js';
 
 export type ChannelRow = Selectable<ChannelTable>;
 
@@ -62,10 +63,34 @@ export class ChannelsRepo {
       .execute();
   }
 
-  /** Removes a live stored channel (kept, hidden, for its tasks); false when there is none. */
+  /** Removes a live stored channel (kept, hidden, for its tasks; wipeSpentCredentials drops its credentials once they need none); false when there is none. */
   async remove(name: string, now = Date.now()): Promise<boolean> {
     const r = await this.db.updateTable('channels').set({ deleted_at: now, enabled: 0, updated_at: now }).where('name', '=', name).where('kind', '=', 'stored').where('deleted_at', '=', 0).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Wipes the credentials of removed channels whose tasks no longer need them: none open (still
+   * polled through the channel) and none whose video link is still valid (served through it). With
+   * `name`, only that channel's. Answers the names wiped.
+   */
+  async wipeSpentCredentials(now = Date.now(), name?: string): Promise<string[]> {
+    let q = this.db.selectFrom('channels').select('name').where('kind', '=', 'stored').where('deleted_at', '>', 0).where('credentials', 'is not', null);
+    if (name !== undefined) q = q.where('name', '=', name);
+    const wiped: string[] = [];
+    for (const { name: n } of await q.execute()) {
+      const busy = await this.db
+        .selectFrom('tasks')
+        .select('task_id')
+        .where('channel', '=', n)
+        .where((eb) => eb.or([eb('status', 'in', [...OPEN_STATUSES]), eb('url_expires_at', '>', now)]))
+        .limit(1)
+        .executeTakeFirst();
+      if (busy) continue;
+      const r = await this.db.updateTable('channels').set({ credentials: null, updated_at: now }).where('name', '=', n).where('kind', '=', 'stored').where('deleted_at', '>', 0).executeTakeFirst();
+      if (Number(r.numUpdatedRows) > 0) wiped.push(n);
+    }
+    return wiped;
   }
 
   /** Seals a row's credentials anew (key rotation) unless it changed meanwhile. */
