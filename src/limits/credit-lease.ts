@@ -18,7 +18,7 @@ import { isDatabaseUnavailable } from '../store/unavailable.js';
 //   is given back at its next write-back: a key never both has money and owes;
 // - a crashed instance's lease returns to the balance after it expired (sweepExpired);
 // - settled amounts reach the database within `flushMs` (after the ledger rows of their requests),
-//   at shutdown, and before a draw that renews a stale lease.
+//   at shutdown, and before any draw.
 
 export interface LeaseOptions {
   /** A lease not renewed for this long may be returned by any instance (after `graceMs` more). */
@@ -131,9 +131,9 @@ export class LeaseBook {
     // Another draw may have run while this one waited in the chain.
     if (!l.fresh && !l.owes && Date.now() < l.validUntil && l.available >= amount) return;
     const started = Date.now();
-    // A stale lease is renewed first (or found returned, then its local amount is void). Settled
-    // amounts of a live lease wait for the timer, which writes them after the ledger's rows.
-    if (started >= l.validUntil && (l.available > 0 || l.spent > 0)) await this.writeBack(l, false);
+    // Settled amounts first (after the ledger's rows of their requests), so the balance the draw
+    // reads is current; a stale lease is renewed (or found returned, then its local amount is void).
+    if (l.spent > 0 || (started >= l.validUntil && l.available > 0)) await this.writeBack(l, false);
     const need = Math.max(0, amount - l.available);
     const want = (balance: number) => Math.max(this.opts.requests * amount, Math.ceil(balance * this.opts.fraction));
     const r = await this.repo.draw(l.id, l.keyId, this.instance, want, need, this.opts.ttlMs, started);

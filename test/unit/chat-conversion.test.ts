@@ -473,7 +473,7 @@ describe('pass-through streams', () => {
     expect(t.push(text)).toBe(dataFrame(text.data));
     expect(t.push(usageChunk)).toBe('');
     expect(t.push({ data: '[DONE]' })).toBe('data: [DONE]\n\n');
-    expect(t.usage).toEqual({ input: 3, output: 2 });
+    expect(t.usage).toEqual({ input: 3, output: 2, cachedInput: null });
     expect(new OpenAIPassthroughStream(true).push(usageChunk)).toBe(dataFrame(usageChunk.data));
   });
 
@@ -482,7 +482,8 @@ describe('pass-through streams', () => {
     const start = ev('message_start', { message: { id: 'm', usage: { input_tokens: 4, cache_read_input_tokens: 6, output_tokens: 1 } } });
     expect(t.push(start)).toBe(eventFrame('message_start', start.data));
     t.push(ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 } }));
-    expect(t.usage).toEqual({ input: 10, output: 9 });
+    // Cache reads are input too, and counted apart for their own rate.
+    expect(t.usage).toEqual({ input: 10, output: 9, cachedInput: 6 });
     expect(t.end()).toContain('message_stop');
     expect(() => new AnthropicPassthroughStream().push(ev('error', { error: { type: 'api_error', message: 'x' } }))).toThrow(UpstreamFailure);
   });
