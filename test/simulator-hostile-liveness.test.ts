@@ -138,7 +138,11 @@ describe.skipIf(testDialect() === 'postgres')('the embedded simulator under host
     // Bounded chat answers (cut at max tokens) and clear refusals of the images; never a 5xx.
     for (const phase of [ordinary, hostile]) expect(phase.statuses).toEqual(Object.fromEntries((phase === hostile ? requests(true) : requests(false)).map((r) => [r.name, Array(ROUNDS * CLIENTS).fill(r.status)])));
     expect(hostile.healthz.length).toBeGreaterThan(20);
-    expect(slowest(hostile.healthz)).toBeLessThan(slowest(ordinary.healthz) + 100);
+    // The 90th percentile, not the slowest: one pause of the shared machine (another test file's
+    // process on the same two cores) delays any single probe, while an event loop blocked by hostile
+    // requests delays many.
+    const p90 = (times: number[]) => [...times].sort((x, y) => x - y)[Math.floor(times.length * 0.9)];
+    expect(p90(hostile.healthz)).toBeLessThan(p90(ordinary.healthz) + 100);
     expect(hostile.rssSamples.length).toBeGreaterThan(2);
     expect(slowest([...hostile.rssSamples, await rss()]) - startRss).toBeLessThan(100 * 1024 * 1024);
   }, 180_000);
