@@ -1,6 +1,6 @@
+import { LeaseBookBase } from './lease-book.js';
 import type { BudgetLeasesRepo } from '../store/repos/budget-leases.js';
 import type { BudgetCharge } from '../store/repos/reservations.js';
-import { isDatabaseUnavailable } from '../store/unavailable.js';
 import type { LeaseOptions } from './credit-lease.js';
 
 // Budget leases, the budget's counterpart of the credit lease: a reservation row per request (a
@@ -50,23 +50,16 @@ export interface BudgetLeaseHold {
   amount: number;
 }
 
-export class BudgetLeaseBook {
+export class BudgetLeaseBook extends LeaseBookBase<WindowLease> {
   private readonly leases = new Map<string, WindowLease>();
-  private readonly timer: NodeJS.Timeout;
-  private readonly sweeper: NodeJS.Timeout;
-  private closed = false;
-  private unavailableReported = false;
 
   constructor(
     private readonly repo: BudgetLeasesRepo,
     readonly instance: string,
     private readonly opts: BudgetLeaseOptions,
-    private readonly onError: (err: unknown) => void = () => {},
+    onError: (err: unknown) => void = () => {},
   ) {
-    this.timer = setInterval(() => this.tick(), opts.flushMs);
-    this.timer.unref();
-    this.sweeper = setInterval(() => void repo.sweepExpired(opts.graceMs, Date.now(), true).catch((err) => this.backgroundFailed(err)), Math.max(1000, Math.floor(opts.ttlMs / 3)));
-    this.sweeper.unref();
+    super(repo, opts, onError);
   }
 
   private lease(b: BudgetCharge): WindowLease {
@@ -212,13 +205,7 @@ export class BudgetLeaseBook {
     }
   }
 
-  private run<T>(l: WindowLease, op: () => Promise<T>): Promise<T> {
-    const next = l.io.then(op, op);
-    l.io = next.catch(() => undefined);
-    return next;
-  }
-
-  private tick(): void {
+  protected tick(): void {
     const now = Date.now();
     for (const [name, l] of this.leases) {
       const idle = l.holds === 0 && now - l.lastUse > this.opts.idleMs;
@@ -233,14 +220,6 @@ export class BudgetLeaseBook {
     }
   }
 
-  private backgroundFailed(err: unknown): void {
-    if (isDatabaseUnavailable(err)) {
-      if (this.unavailableReported) return;
-      this.unavailableReported = true;
-    }
-    this.onError(err);
-  }
-
   /** Writes every settle so far (tests and views read the database after it). */
   async flush(): Promise<void> {
     await Promise.all([...this.leases.values()].map((l) => this.run(l, async () => (l.used > 0 || l.spent > 0 ? this.writeBack(l, false) : undefined))));
@@ -248,17 +227,8 @@ export class BudgetLeaseBook {
 
   /** Shutdown: every lease written back and returned (one with holds still open stays until it expires). */
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    clearInterval(this.sweeper);
+    this.halt();
     await Promise.all([...this.leases.values()].map((l) => this.run(l, () => this.writeBack(l, true)).catch(this.onError)));
-  }
-
-  /** Stops the timers without writing anything back: what a crash leaves behind (tests). */
-  halt(): void {
-    this.closed = true;
-    clearInterval(this.timer);
-    clearInterval(this.sweeper);
   }
 
   /** This instance's lease of a window: unheld, held, pending spend. */

@@ -1,6 +1,6 @@
+import { LeaseBookBase } from './lease-book.js';
 import { randomBase62 } from '../ids.js';
 import type { LeasesRepo } from '../store/repos/leases.js';
-import { isDatabaseUnavailable } from '../store/unavailable.js';
 
 // Credit leases: per-request database writes for credit were what held the chat path back (a
 // reserve and a settle transaction each). Instead each instance draws part of a key's balance into
@@ -72,19 +72,14 @@ export interface LeaseView {
   pendingMicros: number;
 }
 
-export class LeaseBook {
+export class LeaseBook extends LeaseBookBase<Lease> {
   readonly instance = `inst_${randomBase62(12)}`;
   private readonly leases = new Map<string, Lease>();
-  private readonly timer: NodeJS.Timeout;
-  private readonly sweeper: NodeJS.Timeout;
-  private closed = false;
-  /** A background write found the database unavailable and said so; quiet until one succeeds. */
-  private unavailableReported = false;
 
   constructor(
     private readonly repo: LeasesRepo,
     private readonly opts: LeaseOptions = DEFAULT_LEASE_OPTIONS,
-    private readonly onError: (err: unknown) => void = () => {},
+    onError: (err: unknown) => void = () => {},
     /**
      * What must be in the database before settled amounts are: the usage ledger's rows (and the
      * Idempotency-Key answers written with them), so an instance that dies never leaves a charge
@@ -92,10 +87,7 @@ export class LeaseBook {
      */
     private readonly settledFirst: () => Promise<void> = async () => {},
   ) {
-    this.timer = setInterval(() => void this.tick(), opts.flushMs);
-    this.timer.unref();
-    this.sweeper = setInterval(() => void repo.sweepExpired(opts.graceMs, Date.now(), true).catch((err) => this.backgroundFailed(err)), Math.max(1000, Math.floor(opts.ttlMs / 3)));
-    this.sweeper.unref();
+    super(repo, opts, onError);
   }
 
   private lease(keyId: string): Lease {
@@ -176,12 +168,6 @@ export class LeaseBook {
     }
   }
 
-  private run<T>(l: Lease, op: () => Promise<T>): Promise<T> {
-    const next = l.io.then(op, op);
-    l.io = next.catch(() => undefined);
-    return next;
-  }
-
   /**
    * Charges `cost` for a hold: the rest of the hold returns to the lease; a cost above it takes from
    * the lease, then from the balance, and what neither covers is owed. Returns the owed part.
@@ -211,7 +197,7 @@ export class LeaseBook {
     h.lease.available += h.amount;
   }
 
-  private async tick(): Promise<void> {
+  protected async tick(): Promise<void> {
     const now = Date.now();
     for (const l of this.leases.values()) {
       const idle = l.holds === 0 && now - l.lastUse > this.opts.idleMs && (l.available > 0 || l.spent > 0 || l.validUntil > 0);
@@ -222,15 +208,6 @@ export class LeaseBook {
         this.run(l, () => this.writeBack(l, giveBack, true)).catch((err) => this.backgroundFailed(err));
       }
     }
-  }
-
-  /** A background write failed: reported, but a database that stays away only once until a write succeeds (they run every flushMs). */
-  private backgroundFailed(err: unknown): void {
-    if (isDatabaseUnavailable(err)) {
-      if (this.unavailableReported) return;
-      this.unavailableReported = true;
-    }
-    this.onError(err);
   }
 
   /**
@@ -265,17 +242,8 @@ export class LeaseBook {
 
   /** Shutdown: writes back and returns every lease (a lease with holds still open stays until its expiry). */
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    clearInterval(this.sweeper);
+    this.halt();
     await Promise.all([...this.leases.values()].map((l) => this.run(l, () => this.writeBack(l, true)).catch(this.onError)));
-  }
-
-  /** Stops the timers without writing anything back: what a crash leaves behind (tests). */
-  halt(): void {
-    this.closed = true;
-    clearInterval(this.timer);
-    clearInterval(this.sweeper);
   }
 
   view(keyId: string): LeaseView | undefined {
