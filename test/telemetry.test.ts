@@ -231,6 +231,46 @@ describe('traces', () => {
     expect(r.metrics.map((m) => m.name)).toContain('gen_ai.client.operation.duration');
   });
 
+  it('a ratio sampler on new traces: a sampled request is exported under the trace id its upstream saw, an unsampled one is not', async () => {
+    const { gw: gateway, sim: simulator, receiver: r, key } = await chatRig('http/json', { sampler: 'parentbased_traceidratio', sampler_arg: 0.5 });
+    for (let i = 0; i < 24; i++) {
+      const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'dual', messages: [{ role: 'user', content: `request ${i}` }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.json();
+    }
+    const seen = (await (await fetch(`${simulator.url}/__sim/traceparents`)).json()) as { requests: { route: string; traceparent: string }[] };
+    gw = null;
+    await gateway.close();
+
+    const upstream = seen.requests.filter((q) => q.route === 'openai.chat').map((q) => /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/.exec(q.traceparent));
+    expect(upstream).toHaveLength(24);
+    const sampledIds = new Set(upstream.filter((m) => m![3] === '01').map((m) => m![1]));
+    const unsampledIds = upstream.filter((m) => m![3] === '00').map((m) => m![1]);
+    // 24 fair draws: both kinds (all of one kind has a chance of 2 in 16.7 million).
+    expect(sampledIds.size).toBeGreaterThan(0);
+    expect(unsampledIds.length).toBeGreaterThan(0);
+    const servers = r.spans.filter((s) => s.kind === 2);
+    // Each sampled request's server span and client span carry the trace id its upstream request did.
+    expect(new Set(servers.map((s) => s.traceId))).toEqual(sampledIds);
+    for (const m of upstream.filter((x) => x![3] === '01')) {
+      expect(r.spans.find((s) => s.kind === 3 && s.spanId === m![2])?.traceId).toBe(m![1]);
+    }
+    // Each decision is the ratio sampler's for that very trace id (its four 4-byte parts XORed, against the ratio's bound).
+    const bound = Math.floor(0.5 * 0xffffffff);
+    const accumulate = (id: string) => {
+      let acc = 0;
+      for (let i = 0; i < 4; i++) acc = (acc ^ parseInt(id.slice(i * 8, i * 8 + 8), 16)) >>> 0;
+      return acc;
+    };
+    for (const id of sampledIds) expect(accumulate(id)).toBeLessThan(bound);
+    for (const id of unsampledIds) expect(accumulate(id)).toBeGreaterThanOrEqual(bound);
+    for (const id of unsampledIds) expect(r.spans.some((s) => s.traceId === id)).toBe(false);
+  });
+
   it('tracing off: nothing is exported and no traceparent goes upstream', async () => {
     receiver = await startOtlpReceiver();
     sim = await startSimulator({});

@@ -1,6 +1,6 @@
 import type { Attributes } from '@opentelemetry/api';
 import { SpanKind, childSpan, failSpan, outgoingTraceparent, sampled, type Span, type TraceParent } from './trace.js';
-import { metricsOn, recordOperation, recordTokens } from './meter.js';
+import { AttemptSeries } from './meter.js';
 
 // The OpenTelemetry GenAI conventions on the gateway's upstream attempts: one CLIENT span per
 // attempt named "{gen_ai.operation.name} {gen_ai.request.model}", with the provider, the channel
@@ -32,23 +32,22 @@ export interface AttemptTarget {
   baseUrl: string;
 }
 
-/** One attempt: its span (null when the trace is not sampled), its traceparent and what its metrics share. */
+/** One attempt: its span (null when the trace is not sampled), its traceparent and its metric series. */
 export interface Attempt {
   span: Span | null;
   /** The W3C traceparent the upstream request carries (the span's, or one with the sampled flag off). */
   traceparent: string;
-  /** The attempt's metric series: its key (the attribute values joined) and attributes. */
-  metricKey: string;
-  metricAttributes: Attributes;
+  metrics: AttemptSeries;
   started: number;
 }
 
 /** What every attempt of one model on one channel shares: its metric series and span attributes. */
 interface AttemptShape {
+  kind: string;
+  baseUrl: string;
   operation: string;
-  /** The metric series' key (one string, so a record's map lookup reuses its hash). */
-  metricKey: string;
   metricAttributes: Attributes;
+  metrics: AttemptSeries;
   port: number | null;
 }
 
@@ -60,9 +59,8 @@ const shapes = new WeakMap<object, Map<string, AttemptShape>>();
 function shapeOf(kind: string, model: string, target: AttemptTarget): AttemptShape {
   let byModel = shapes.get(target.channel);
   if (!byModel) shapes.set(target.channel, (byModel = new Map()));
-  const id = `${kind}\n${model}\n${target.baseUrl}`;
-  let shape = byModel.get(id);
-  if (!shape) {
+  let shape = byModel.get(model);
+  if (!shape || shape.kind !== kind || shape.baseUrl !== target.baseUrl) {
     const operation = operationName(kind);
     const metricAttributes: Attributes = {
       'gen_ai.operation.name': operation,
@@ -78,8 +76,9 @@ function shapeOf(kind: string, model: string, target: AttemptTarget): AttemptSha
     } catch {
       // A base URL that does not parse has no address to report.
     }
-    const metricKey = Object.values(metricAttributes).join('\n');
-    byModel.set(id, (shape = { operation, metricKey, metricAttributes, port }));
+    // The series' key: the attribute values joined (one string per shape, so lookups reuse its hash).
+    const metrics = new AttemptSeries(Object.values(metricAttributes).join('\n'), metricAttributes);
+    byModel.set(model, (shape = { kind, baseUrl: target.baseUrl, operation, metricAttributes, metrics, port }));
   }
   return shape;
 }
@@ -100,7 +99,7 @@ export function startAttempt(parent: TraceParent, kind: string, model: string, t
     if (keyId) attributes['mediagate.key_id'] = keyId;
     span = childSpan(parent, `${shape.operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
   }
-  const out = { span, traceparent: outgoingTraceparent(parent, span), metricKey: shape.metricKey, metricAttributes: shape.metricAttributes, started: performance.now() };
+  const out = { span, traceparent: outgoingTraceparent(parent, span), metrics: shape.metrics, started: performance.now() };
   if (span) recording.set(target, out);
   return out;
 }
@@ -117,7 +116,7 @@ export function failAttempt(attempt: Attempt, err: unknown): void {
     attempt.span.end();
   }
   const kind = (err as { kind?: unknown } | null)?.kind;
-  recordOperation(attempt.metricKey, attempt.metricAttributes, (performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
+  attempt.metrics.operation((performance.now() - attempt.started) / 1000, typeof kind === 'string' ? kind : 'error');
 }
 
 /** What the answering attempt came to. */
@@ -146,8 +145,7 @@ export function endAttempt(attempt: Attempt, kind: string, result: AttemptResult
     span.setAttribute('mediagate.status', result.status);
     span.end();
   }
-  if (!metricsOn()) return;
-  if (kind === 'chat') recordTokens(attempt.metricKey, attempt.metricAttributes, result.input, result.output);
+  if (kind === 'chat') attempt.metrics.tokens(result.input, result.output);
   // Without gen_ai.response.model: it is read from the answer only when the trace is sampled.
-  recordOperation(attempt.metricKey, attempt.metricAttributes, (performance.now() - attempt.started) / 1000);
+  attempt.metrics.operation((performance.now() - attempt.started) / 1000);
 }

@@ -7,9 +7,9 @@ import type { Attributes } from '@opentelemetry/api';
 //
 // Aggregated here rather than by the SDK's histogram instruments: an SDK histogram hashes its
 // attribute set on every record (sorting and serializing it), which profiled as the largest part
-// of tracing's cost on an unsampled chat request. Here an attempt's series key is built once per
-// attempt and a record is a bucket search; the SDK reads the series at each export through a
-// MetricProducer (src/telemetry/sdk.ts), as cumulative explicit-bucket histograms.
+// of tracing's cost on an unsampled chat request. Here the series of a model on a channel are
+// found once (AttemptSeries) and a record is a bucket search; the SDK reads the series at each
+// export through a MetricProducer (src/telemetry/sdk.ts), as cumulative explicit-bucket histograms.
 
 /** One attribute set's cumulative histogram. */
 export interface HistogramSeries {
@@ -38,6 +38,11 @@ export class GenAiHistogram {
 
   /** Adds `value` to the series `key` names (`attributes` are asked for only when the series is new). */
   record(key: string, attributes: () => Attributes, value: number): void {
+    this.add(this.seriesOf(key, attributes), value);
+  }
+
+  /** The series `key` names, made when new (past the cardinality limit: the overflow series). */
+  seriesOf(key: string, attributes: () => Attributes): HistogramSeries {
     let s = this.series.get(key);
     if (!s) {
       const full = this.series.size >= CARDINALITY_LIMIT - 1;
@@ -47,6 +52,10 @@ export class GenAiHistogram {
         this.series.set(full ? OVERFLOW : key, s);
       }
     }
+    return s;
+  }
+
+  add(s: HistogramSeries, value: number): void {
     const b = this.boundaries;
     let i = 0;
     while (i < b.length && value > b[i]) i++;
@@ -56,12 +65,15 @@ export class GenAiHistogram {
     if (value < s.min) s.min = value;
     if (value > s.max) s.max = value;
   }
+
 }
 
 export const operationDuration = new GenAiHistogram('gen_ai.client.operation.duration', 's', 'GenAI operation duration.', [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]);
 export const tokenUsage = new GenAiHistogram('gen_ai.client.token.usage', '{token}', 'Number of input and output tokens used.', [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]);
 
 let recording = false;
+/** Counts metric starts: series held by an AttemptSeries from an earlier start are gone. */
+let epoch = 0;
 
 /** Set by the SDK module when metrics start (from nothing recorded) and stop. */
 export function setMetrics(on: boolean): void {
@@ -69,24 +81,48 @@ export function setMetrics(on: boolean): void {
   if (on) {
     operationDuration.series.clear();
     tokenUsage.series.clear();
+    epoch++;
   }
 }
 
-/** Whether GenAI metrics are recorded. */
-export function metricsOn(): boolean {
-  return recording;
-}
+/**
+ * The series one kind of attempt records to (a model on a channel): found once and held, so an
+ * attempt's record is a bucket search. `key` names `attributes` among the instruments' series.
+ */
+export class AttemptSeries {
+  private epoch = -1;
+  private duration: HistogramSeries | null = null;
+  private input: HistogramSeries | null = null;
+  private output: HistogramSeries | null = null;
 
-/** One upstream attempt's duration (`errorType` when it failed); `key` names `attributes` (built once per attempt). */
-export function recordOperation(key: string, attributes: Attributes, seconds: number, errorType?: string): void {
-  if (!recording) return;
-  if (errorType) operationDuration.record(`${key}\n!${errorType}`, () => ({ ...attributes, 'error.type': errorType }), seconds);
-  else operationDuration.record(key, () => attributes, seconds);
-}
+  constructor(
+    private readonly key: string,
+    private readonly attributes: Attributes,
+  ) {}
 
-/** The tokens a successful chat call used. */
-export function recordTokens(key: string, attributes: Attributes, input: number | undefined, output: number | undefined): void {
-  if (!recording) return;
-  if (input !== undefined) tokenUsage.record(`${key}\ninput`, () => ({ ...attributes, 'gen_ai.token.type': 'input' }), input);
-  if (output !== undefined) tokenUsage.record(`${key}\noutput`, () => ({ ...attributes, 'gen_ai.token.type': 'output' }), output);
+  /** One attempt's duration (`errorType` when it failed). */
+  operation(seconds: number, errorType?: string): void {
+    if (!recording) return;
+    if (errorType) {
+      operationDuration.record(`${this.key}\n!${errorType}`, () => ({ ...this.attributes, 'error.type': errorType }), seconds);
+      return;
+    }
+    this.check();
+    operationDuration.add((this.duration ??= operationDuration.seriesOf(this.key, () => this.attributes)), seconds);
+  }
+
+  /** The tokens a successful chat call used. */
+  tokens(input: number | undefined, output: number | undefined): void {
+    if (!recording) return;
+    this.check();
+    if (input !== undefined) tokenUsage.add((this.input ??= tokenUsage.seriesOf(`${this.key}\ninput`, () => ({ ...this.attributes, 'gen_ai.token.type': 'input' }))), input);
+    if (output !== undefined) tokenUsage.add((this.output ??= tokenUsage.seriesOf(`${this.key}\noutput`, () => ({ ...this.attributes, 'gen_ai.token.type': 'output' }))), output);
+  }
+
+  /** Series held from before the instruments were cleared (metrics restarted) are let go. */
+  private check(): void {
+    if (this.epoch === epoch) return;
+    this.epoch = epoch;
+    this.duration = this.input = this.output = null;
+  }
 }

@@ -3,7 +3,7 @@ import { emptyResource, resourceFromAttributes } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { AggregationTemporality, DataPointType, MeterProvider, PeriodicExportingMetricReader, type CollectionResult, type MetricData, type MetricProducer, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Config } from '../config/schema.js';
-import { setTracer } from './trace.js';
+import { ids, setTracer } from './trace.js';
 import { operationDuration, setMetrics, tokenUsage, type GenAiHistogram } from './meter.js';
 
 // The OpenTelemetry SDK, loaded by src/telemetry/index.ts only when telemetry is on. OpenTelemetry's
@@ -85,9 +85,11 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
     'service.name': env.OTEL_SERVICE_NAME?.trim() || settings.service_name,
     'service.version': process.env.npm_package_version ?? '0.1.0',
   });
+  const sampler = samplerFrom(settings, env);
   const tracer = new BasicTracerProvider({
     resource,
-    sampler: samplerFrom(settings, env),
+    sampler,
+    idGenerator: ids,
     spanProcessors: [new BatchSpanProcessor(await spanExporter(settings, env), { scheduledDelayMillis: settings.export_interval_ms })],
   });
   // No context manager and no global propagator: the gateway carries its trace context on the
@@ -105,7 +107,7 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
     metrics.setGlobalMeterProvider(meter);
     setMetrics(true);
   }
-  setTracer(tracer.getTracer('mediagate'));
+  setTracer(tracer.getTracer('mediagate'), sampler);
   return {
     async shutdown() {
       setTracer(null);

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createTraceState, trace, type Attributes, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, createTraceState, trace, type Attributes, type Context, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { redact } from '../http/redact.js';
@@ -11,24 +11,51 @@ import { redact } from '../http/redact.js';
 // the request's server span, and that span (recording, or a non-recording one when the request is
 // not sampled) travels on the request object (GatewayRequest.trace). Child spans (upstream attempts,
 // credit holds, a task's polls) are started from an explicit parent and only when the parent is
-// sampled, so an unsampled request costs one sampler call, one id and one traceparent per upstream
-// request. No context manager is registered: AsyncLocalStorage on Node 20 runs promise hooks for
-// every promise of the process once enabled.
+// sampled. The server span's sampling decision is asked of the configured sampler here, with a
+// trace id drawn here (the unsampled fast path): an unsampled request never enters the SDK, and
+// costs one sampler call, two ids and one traceparent per upstream request; a sampled one is
+// started by the SDK with that same trace id (`ids`, the SDK's id generator). No context manager
+// is registered: AsyncLocalStorage on Node 20 runs promise hooks for every promise of the process
+// once enabled.
 //
 // Attributes never carry a key, an upstream credential or a URL's query (a Gemini `?key=`): only
 // ids, names, counts and paths; error messages go through redact() like error answers do.
 
+/** The sampler's part the gateway calls (the SDK's Sampler interface). */
+export interface SamplerLike {
+  shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): { decision: SamplingDecision };
+}
+
 let tracer: Tracer | null = null;
+let sampler: SamplerLike | null = null;
 
 /** Whether spans are recorded (the SDK is started). */
 export function tracingOn(): boolean {
   return tracer !== null;
 }
 
-/** Set by the SDK module when it starts (its tracer) and stops (null). */
-export function setTracer(t: Tracer | null): void {
+/** Set by the SDK module when it starts (its tracer and sampler) and stops (null). */
+export function setTracer(t: Tracer | null, s: SamplerLike | null = null): void {
   tracer = t;
+  sampler = t ? s : null;
 }
+
+/**
+ * The SDK's id generator (its IdGenerator interface): random ids, but a sampled root server span
+ * takes the trace id its sampling decision was made with.
+ */
+export const ids = {
+  nextTraceId: '',
+  generateTraceId(): string {
+    const id = ids.nextTraceId || newTraceId();
+    ids.nextTraceId = '';
+    return id;
+  },
+  generateSpanId: newSpanId,
+};
+
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
+const NO_LINKS: Link[] = [];
 
 /**
  * The span a piece of work hangs under: a request's server span, a task's stored trace. A
@@ -61,9 +88,18 @@ export function sampled(parent: TraceParent | null | undefined): parent is Trace
 export function startServerSpan(request: TracedRequest): void {
   if (!tracer) return;
   const route = request.route?.url;
+  const name = route ? `${request.method} ${route}` : request.method;
   const incoming = request.headers.traceparent;
-  const parent = incoming === undefined ? ROOT_CONTEXT : contextOfTraceparent(String(incoming), request.headers.tracestate);
-  const span = tracer.startSpan(route ? `${request.method} ${route}` : request.method, { kind: SpanKind.SERVER }, parent);
+  const remote = incoming === undefined ? null : parentOfTraceparent(String(incoming), request.headers.tracestate);
+  const context = remote ? trace.setSpan(ROOT_CONTEXT, remote) : ROOT_CONTEXT;
+  const traceId = remote ? remote.spanContext().traceId : newTraceId();
+  if (sampler && sampler.shouldSample(context, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision === SamplingDecision.NOT_RECORD) {
+    request.trace = trace.wrapSpanContext({ traceId, spanId: newSpanId(), traceFlags: TraceFlags.NONE, traceState: remote?.spanContext().traceState });
+    return;
+  }
+  if (!remote) ids.nextTraceId = traceId;
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, context);
+  ids.nextTraceId = '';
   request.trace = span;
   if (!span.isRecording()) return;
   const host = hostAndPort(request.headers.host);
@@ -151,11 +187,22 @@ export function outgoingTraceparent(parent: TraceParent | null | undefined, span
   return `00-${parent.spanContext().traceId}-${newSpanId()}-00`;
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** 4 random bytes as hex (`low`: never all zeros). */
+function hex4(low = false): string {
+  const n = low ? ((Math.random() * 0xffffffff) >>> 0) + 1 : (Math.random() * 0x100000000) >>> 0;
+  return HEX[n >>> 24] + HEX[(n >>> 16) & 255] + HEX[(n >>> 8) & 255] + HEX[n & 255];
+}
+
 /** A random 8-byte span id, as hex (never all zeros). */
 function newSpanId(): string {
-  const hi = (Math.random() * 0x100000000) >>> 0;
-  const lo = ((Math.random() * 0xffffffff) >>> 0) + 1;
-  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+  return hex4() + hex4(true);
+}
+
+/** A random 16-byte trace id, as hex (never all zeros). */
+function newTraceId(): string {
+  return hex4() + hex4() + hex4() + hex4(true);
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -168,11 +215,6 @@ export function parentOfTraceparent(value: string, tracestate?: string | string[
   if (!m || m[1] === ZERO_TRACE || m[2] === ZERO_SPAN) return null;
   const state = typeof tracestate === 'string' && tracestate ? createTraceState(tracestate) : undefined;
   return trace.wrapSpanContext({ traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) & 1, isRemote: true, traceState: state });
-}
-
-function contextOfTraceparent(value: string, tracestate?: string | string[]) {
-  const parent = parentOfTraceparent(value, tracestate);
-  return parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
 
 /**
