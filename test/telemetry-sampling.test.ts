@@ -10,7 +10,7 @@ import { ids, setTracer, startServerSpan, type TracedRequest } from '../src/tele
 class NotingSampler implements Sampler {
   readonly asked: string[] = [];
   private readonly ratio = new TraceIdRatioBasedSampler(0.5);
-  shouldSample(context: Context, traceId: string, name: string, kind: SpanKind) {
+  shouldSample(context: Context, traceId: string, _name: string, _kind: SpanKind) {
     this.asked.push(traceId);
     return this.ratio.shouldSample(context, traceId);
   }
