@@ -34,6 +34,15 @@ export function runWithFacts<T>(facts: RequestFacts, fn: () => T): T {
   return scope.run(facts, fn);
 }
 
+/**
+ * No request is logged any more (request logs turned off): the async context is disabled, which
+ * on Node 20 removes its promise hooks from the process (a later runWithFacts enables it again).
+ * Requests still running lose their facts: their log rows are written without usage.
+ */
+export function stopFacts(): void {
+  scope.disable();
+}
+
 /** The ledger wrote the request's usage row. */
 export function noteUsage(usage: UsageFacts): void {
   const facts = scope.getStore();

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import { newFacts, type RequestFacts } from '../http/request-facts.js';
+import { newFacts, stopFacts, type RequestFacts } from '../http/request-facts.js';
 import type { RequestLogsRepo } from '../store/repos/request-logs.js';
 import { requestTraceId, type TracedRequest } from '../telemetry/trace.js';
 import { storedBody } from './bodies.js';
@@ -23,6 +23,9 @@ export interface RequestEnd {
 }
 
 export class RequestLogWriter {
+  /** Whether a request was given facts since the logs were last seen off. */
+  private gathering = false;
+
   constructor(
     private readonly repo: RequestLogsRepo,
     private readonly settings: () => Config['request_logs'],
@@ -31,7 +34,15 @@ export class RequestLogWriter {
 
   /** Facts to gather for this request, or null when it is not logged (logs off, not a model request). */
   factsFor(request: LoggedRequest): RequestFacts | null {
-    return this.settings().enabled && request.route?.options.billable ? newFacts() : null;
+    if (!this.settings().enabled) {
+      // Turned off by a reload: the facts' async context is let go, so requests stop paying for it.
+      if (this.gathering) stopFacts();
+      this.gathering = false;
+      return null;
+    }
+    if (!request.route?.options.billable) return null;
+    this.gathering = true;
+    return newFacts();
   }
 
   /** The request's response closed: its row is written now, or once its usage is known. */
