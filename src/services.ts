@@ -36,7 +36,7 @@ import { ChannelHealth } from './relay/health.js';
 import { probeChannel } from './relay/health-probe.js';
 import { channelLogger, type ChannelLog } from './relay/channel-log.js';
 import type { DestinationStream } from 'pino';
-import { startTelemetry } from './telemetry/index.js';
+import { startTelemetry, type TelemetrySwitch } from './telemetry/index.js';
 import { Counter, Gauge } from 'prom-client';
 import { RequestLogWriter } from './request-logs/writer.js';
 import { RequestLogsRepo } from './store/repos/request-logs.js';
@@ -77,6 +77,8 @@ export interface Services {
   channelLog: ChannelLog;
   /** The in-process simulator, when the config embeds one. */
   simulator: Simulator | null;
+  /** Restarts the OpenTelemetry SDK on a config reload that changed the `telemetry` section. */
+  telemetry: TelemetrySwitch;
   /** Video tasks: the service behind the routes and the poller (running unless noPoller). */
   tasks: TaskServices;
   /** List, /content, archive and webhooks of video tasks (workers running unless noPoller). */
@@ -203,7 +205,21 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
   // Before the poller starts, so its first polls are traced too.
   for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
-  const telemetry = await startTelemetry(config, metrics.registry);
+  let telemetry = await startTelemetry(config, metrics.registry);
+  const telemetrySwitch: TelemetrySwitch = {
+    async apply(next) {
+      for (const value of Object.values(next.telemetry.headers)) registerSecret(value);
+      await telemetry?.shutdown();
+      telemetry = null;
+      try {
+        telemetry = await startTelemetry(next, metrics.registry);
+      } catch (err) {
+        // The running settings again, and the reload reports why it did not apply.
+        telemetry = await startTelemetry(config, metrics.registry).catch(() => null);
+        throw new Error(`telemetry: ${(err as Error).message}`);
+      }
+    },
+  };
   const channelStats = new ChannelStats();
   const health = new ChannelHealth(config.relay.health, (level, event, fields) => channelLog(level, event, fields));
   health.setProber(async (name) => {
@@ -268,6 +284,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     health,
     channelLog,
     simulator,
+    telemetry: telemetrySwitch,
     tasks,
     lifecycle,
     imageWaits,

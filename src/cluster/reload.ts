@@ -3,6 +3,7 @@ import type { Catalog } from '../relay/catalog.js';
 import type { ModelsRepo } from '../store/repos/models.js';
 import type { Simulator } from '../simulator/server.js';
 import { registerChannelSecrets } from '../http/redact.js';
+import type { TelemetrySwitch } from '../telemetry/index.js';
 import { providerSetOf } from '../config-file/loader.js';
 import { installedProviders, installProviders } from '../providers/index.js';
 import { ChannelConflictError, type ChannelProblem, type RuntimeChannels } from './channels.js';
@@ -12,7 +13,7 @@ import { ChannelConflictError, type ChannelProblem, type RuntimeChannels } from 
  * Redis, timeouts of the shared upstream client, …) is read once at start; a change there is
  * reported as needing a restart and the running value is kept.
  */
-export const RELOADABLE_SECTIONS = ['channels', 'models', 'limits', 'providers', 'request_logs'] as const;
+export const RELOADABLE_SECTIONS = ['channels', 'models', 'limits', 'providers', 'request_logs', 'telemetry'] as const;
 
 export interface ReloadOutcome {
   /** Model ids now in the catalog that were not before, and the reverse. */
@@ -33,6 +34,8 @@ export interface ReloadTarget {
   simulator: Simulator | null;
   /** The channels added at runtime, merged after the file's (absent: the file's channels alone). */
   channels?: RuntimeChannels;
+  /** Restarts telemetry when its section changed (absent: a change there needs a restart). */
+  telemetry?: TelemetrySwitch;
 }
 
 export class ReloadError extends Error {}
@@ -61,6 +64,10 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   for (const ch of next.channels) registerChannelSecrets(ch);
 
   const running = target.config;
+  // The SDK is stopped (what it buffered flushed) and started with the new section; spans of
+  // requests running across the switch may be lost.
+  const telemetryChanged = JSON.stringify(next.telemetry) !== JSON.stringify(running.telemetry);
+  if (target.telemetry && telemetryChanged) await target.telemetry.apply(next);
   const before = new Set(target.catalog.all().map((m) => m.id));
   // The loaded providers change with the channels that use them: a task read after this point
   // is read by the manifest now in force.
@@ -73,11 +80,12 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   running.providers = next.providers;
   // Read at each request: whose bodies are logged, for how long.
   running.request_logs = next.request_logs;
+  if (target.telemetry) running.telemetry = next.telemetry;
   target.catalog.replace(running, firstSeen);
   const after = new Set(target.catalog.all().map((m) => m.id));
 
   const needsRestart = (Object.keys(next) as (keyof Config)[]).filter(
-    (s) => !(RELOADABLE_SECTIONS as readonly string[]).includes(s) && JSON.stringify(next[s]) !== JSON.stringify(running[s]),
+    (s) => (!(RELOADABLE_SECTIONS as readonly string[]).includes(s) || (s === 'telemetry' && !target.telemetry)) && JSON.stringify(next[s]) !== JSON.stringify(running[s]),
   );
   return {
     added: [...after].filter((id) => !before.has(id)),

@@ -9,6 +9,11 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
+/** Restarts the SDK with another `telemetry` section (a config reload that changed it). */
+export interface TelemetrySwitch {
+  apply(next: Pick<Config, 'telemetry'>): Promise<void>;
+}
+
 /** Whether telemetry runs: `telemetry.enabled`, unless OTEL_SDK_DISABLED=true (OpenTelemetry's own switch). */
 export function telemetryWanted(config: Pick<Config, 'telemetry'>, env: Record<string, string | undefined> = process.env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
