@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { startServer, killAll } from './lib/children.mjs';
-import { writeConfig, createKey, createProject, startMediagate, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
+import { writeConfig, createKey, createProject, startMediagate, reloadWatch, CHAT_MODEL, HOLD_MODEL, VIDEO_MODEL } from './lib/mediagate.mjs';
 import { chatPhase } from './phases/chat.mjs';
 import { streamsPhase } from './phases/streams.mjs';
 import { modelsPhase, taskReadsPhase, seedBoth } from './phases/reads.mjs';
@@ -125,26 +125,26 @@ async function main() {
     const unlimitedKey = createKey(root, configPath, { unlimited: true }).key;
     createProject(root, configPath, 'bench-project');
     const budgetedKey = createKey(root, configPath, { project: 'bench-project' }).key;
-    // The traced gateways each get a copy of the database (keys included): one SQLite file serves one process.
-    const tracedDb = (name) => {
-      const file = join(tmp, `mediagate-${name}.db`);
-      for (const ext of ['', '-wal']) if (existsSync(join(tmp, `mediagate.db${ext}`))) copyFileSync(join(tmp, `mediagate.db${ext}`), `${file}${ext}`);
-      return `sqlite:${file}`;
-    };
-    const tracedDbs = { traced10: tracedDb('traced10'), traced100: tracedDb('traced100') };
     const profDir = join(tmp, 'profile');
     const mg = await startMediagate(root, configPath, { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
-    // Tracing's cost: the same gateway (a copy of its database, same keys) with telemetry on, exporting to a
-    // local OTLP receiver: a parent-based 10% sampler, and every request sampled.
+    // Tracing's cost: the same gateway (same process, database and key) with its telemetry section
+    // switched on by a config reload before each of these targets' turns and off again after it,
+    // exporting to a local OTLP receiver: a parent-based 10% sampler, and every request sampled.
     const traced = {};
     if (!flags.targets || flags.targets.some((t) => t.startsWith('traced'))) {
       const sink = await startServer('otlp-sink', [join(root, 'bench/servers/otlp-sink.mjs')]);
-      const tracedConfig = (name, sampler, arg) =>
-        writeConfig(tmp, up.url, root, { ...(P.tasksConfig ? { tasks: P.tasksConfig } : {}), database: { url: tracedDbs[name] }, telemetry: { enabled: true, endpoint: sink.url, sampler, sampler_arg: arg } }, `mediagate-${name}.json`);
-      // --profile: each traced gateway under --cpu-prof too, its profile summarised apart.
-      const profArgs = (name) => (profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
-      traced.traced10 = await startMediagate(root, await tracedConfig('traced10', 'parentbased_traceidratio', 0.1), { name: 'mediagate-traced10', nodeArgs: profArgs('traced10') });
-      traced.traced100 = await startMediagate(root, await tracedConfig('traced100', 'always_on', 1), { name: 'mediagate-traced100', nodeArgs: profArgs('traced100') });
+      ctx.stopLater.push(sink);
+      const reloads = reloadWatch(mg);
+      const plainConfig = readFileSync(configPath, 'utf8');
+      const withTelemetry = (telemetry) => reloads.reload(configPath, telemetry ? JSON.stringify({ ...JSON.parse(plainConfig), telemetry }, null, 2) : plainConfig);
+      const switched = (sampler, arg) => ({
+        before: () => withTelemetry({ enabled: true, endpoint: sink.url, sampler, sampler_arg: arg }),
+        after: async () => {
+          await withTelemetry(null);
+        },
+      });
+      traced.traced10 = switched('parentbased_traceidratio', 0.1);
+      traced.traced100 = switched('always_on', 1);
     }
     Object.assign(ctx, { up, raw, portkey, mg, key, configPath, dbPath: join(tmp, 'mediagate.db') });
     results.meta.nginx = nginxVersion();
@@ -172,7 +172,7 @@ async function main() {
       // The same gateway with a key that has no rpm, concurrency or credit limit.
       unlimited: { ...route(mg.url, { authorization: `Bearer ${unlimitedKey}`, ...json }), pid: mg.pid },
       // Credit-limited chat with tracing on (10% parent-based, then always on), for its CPU cost.
-      ...Object.fromEntries(Object.entries(traced).map(([name, server]) => [name, { ...route(server.url, { ...auth, ...json }), pid: server.pid }])),
+      ...Object.fromEntries(Object.entries(traced).map(([name, hooks]) => [name, { ...route(mg.url, { ...auth, ...json }), pid: mg.pid, ...hooks }])),
       // The credit-limited key again, in a project with a month budget: what budgets cost per request.
       budgeted: { ...route(mg.url, { authorization: `Bearer ${budgetedKey}`, ...json }), pid: mg.pid },
       // The credit-limited key again, each request with a new Idempotency-Key ([<id>] is replaced
@@ -275,7 +275,7 @@ async function main() {
 
     const mgPeak = readFileSync(`/proc/${mg.pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+)/m);
     results.meta.mediagatePeakRssMb = mgPeak ? Math.round(Number(mgPeak[1]) / 1024) : null;
-    for (const s of [...ctx.stopLater, ...Object.values(traced), mg, portkey, nginx, raw, up]) await s.stop();
+    for (const s of [...ctx.stopLater, mg, portkey, nginx, raw, up]) await s.stop();
     if (profile) {
       const summarize = (dir, tag) => {
         const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
@@ -289,8 +289,6 @@ async function main() {
       results.profile = summarize(profDir, '');
       // The large-table gateway (task reads, list, poller phases), when it ran.
       if (ctx.mgLarge) results.profileLarge = summarize(join(profDir, 'large'), 'large-');
-      // The traced gateways, when they ran.
-      for (const name of Object.keys(traced)) (results.profileTraced ??= {})[name] = summarize(join(profDir, name), `${name}-`);
     }
   } finally {
     killAll();
@@ -306,8 +304,7 @@ async function main() {
   writeFileSync(join(root, `bench/results/${name}.md`), md);
   if (name === 'latest') updateDoc(join(root, 'docs/benchmarks.md'), md);
   process.stdout.write(md + '\n');
-  const tracedProfiles = Object.entries(results.profileTraced ?? {}).map(([name, prof]) => [`mediagate-${name}`, prof]);
-  for (const [label, prof] of [['mediagate', results.profile], ['mediagate (large-table gateway)', results.profileLarge], ...tracedProfiles]) {
+  for (const [label, prof] of [['mediagate', results.profile], ['mediagate (large-table gateway)', results.profileLarge]]) {
     if (!prof) continue;
     process.stdout.write(`\n${label} CPU profile (${prof.totalMs} ms busy time sampled, ${prof.file}), top self time:\n`);
     for (const f of prof.functions) process.stdout.write(`${String(f.pct).padStart(5)}%  ${f.name}\n`);

@@ -13,8 +13,8 @@ const LATENCY = fileURLToPath(new URL('./latency-child.mjs', import.meta.url));
  * and a round with a non-2xx answer or an error is reported, not hidden.
  * targets: { name: { url, path, method, headers, body, paths?, ids?, pid?, pids?, before?, after? } } (ids:
  * [<id>] in a header value is replaced per request; pid or
- * pids: the server processes, for their CPU time per request; before/after: called around each
- * measured round, after's result is merged into the round's)
+ * pids: the server processes, for their CPU time per request; before/after: called around the
+ * target's warm-up and each of its measured rounds, after's result is merged into the round's)
  */
 export async function throughput(targets, { rounds, warmS, measureS, connections }) {
   const job = (t, durationS) => ({
@@ -27,7 +27,12 @@ export async function throughput(targets, { rounds, warmS, measureS, connections
     connections,
     durationS,
   });
-  for (const t of Object.values(targets)) if (warmS > 0) await runJob(AUTOCANNON, job(t, warmS));
+  for (const t of Object.values(targets)) {
+    if (warmS <= 0) continue;
+    if (t.before) await t.before();
+    await runJob(AUTOCANNON, job(t, warmS));
+    if (t.after) await t.after();
+  }
   const all = {};
   for (let r = 0; r < rounds; r++) {
     for (const [name, t] of Object.entries(targets)) {

@@ -72,3 +72,34 @@ export function startMediagate(root, configPath, { nodeArgs = [], name = 'mediag
     ready: /mediagate listening on (\S+)/,
   });
 }
+
+/**
+ * Config reloads of a running gateway: reload(path, text) writes the config file, sends SIGHUP and
+ * resolves once the gateway logged that the reload applied (rejects when it logged a failure).
+ */
+export function reloadWatch(server) {
+  let tail = '';
+  let done = 0;
+  let failed = 0;
+  const seen = (chunk) => {
+    const text = tail + chunk.toString();
+    done += (text.match(/config reloaded/g) ?? []).length;
+    failed += (text.match(/config reload failed/g) ?? []).length;
+    // A phrase split across two chunks is found in the next one, and not counted twice.
+    tail = text.slice(-32).replace(/.*config reload(ed| failed)/s, '');
+  };
+  server.child.stdout.on('data', seen);
+  server.child.stderr.on('data', seen);
+  return {
+    async reload(path, text) {
+      const [d0, f0] = [done, failed];
+      writeFileSync(path, text);
+      server.child.kill('SIGHUP');
+      for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+        if (failed > f0) throw new Error(`${server.name}: the config reload failed`);
+        if (done > d0) return;
+      }
+      throw new Error(`${server.name}: no config reload within 30 s`);
+    },
+  };
+}
