@@ -4,7 +4,7 @@ import { GatewayError } from '../http/errors.js';
 import { clientGone, whenClosed } from '../http/departure.js';
 import type { ClaimRequest, ClaimResult, IdempotencyRepo, KeptAnswer } from '../store/repos/idempotency.js';
 import type { UsageLedger } from '../limits/ledger.js';
-import { recordAnswer, type GatewayRequest, type Reply, type WrittenAnswer } from './request.js';
+import type { GatewayRequest, Reply, WrittenAnswer } from './request.js';
 
 // Idempotency-Key on the routes that cost money (RouteOptions.idempotent): the first request with a
 // key claims it in the store, its answer is kept, and a repeat with the same key and the same request
@@ -222,7 +222,7 @@ export class Idempotency {
     const renewal = repo.leased ? setInterval(() => void repo.renew(keyId, idemKey, owner, this.now() + LEASE_MS).catch(warn('renewal')), RENEW_MS) : undefined;
     renewal?.unref();
     let ended = false;
-    recordAnswer(reply.raw, (answer) => {
+    reply.record((answer) => {
       ended = true;
       clearInterval(renewal);
       if (keepable(answer, reply)) void repo.complete(keyId, idemKey, owner, kept(answer), () => request.usageRecorded).catch(warn('store'));

@@ -224,6 +224,10 @@ export class Reply {
   /** Names (lower case) and values, in turn: written with writeHead's flat-array form, no object built per request. */
   private readonly fields: string[] = [];
   private payload: string | Buffer = '';
+  /** Told the answer once it is written whole (a request with an Idempotency-Key): see record(). */
+  private recorder: ((answer: WrittenAnswer) => void) | null = null;
+  /** The response's own methods record it (a stream piped or written by a hijacking handler). */
+  private recordedByResponse = false;
 
   constructor(
     readonly raw: ServerResponse,
@@ -269,8 +273,26 @@ export class Reply {
   }
 
   hijack(): this {
+    if (this.recorder) this.recordResponse();
     this.hijacked = true;
     return this;
+  }
+
+  /**
+   * Calls `ended` once with the answer as written to the client: send()'s status, headers and body
+   * as they go out, or, for a stream (piped, or written by a handler that hijacked the response),
+   * everything written to the response until it ended. A response destroyed without an end never
+   * calls it.
+   */
+  record(ended: (answer: WrittenAnswer) => void): void {
+    this.recorder = ended;
+    if (this.hijacked) this.recordResponse();
+  }
+
+  private recordResponse(): void {
+    if (this.recordedByResponse) return;
+    this.recordedByResponse = true;
+    recordAnswer(this.raw, this.recorder!);
   }
 
   /**
@@ -303,17 +325,22 @@ export class Reply {
   write(): void {
     const payload = this.payload;
     this.payload = '';
+    const recorder = this.recordedByResponse ? null : this.recorder;
+    const headers = recorder ? headerRecord(this.raw.getHeaders(), this.fields) : null;
     try {
       this.raw.writeHead(this.statusCode, this.fields);
       this.raw.end(payload);
     } catch {
       // A header Node refuses: the answer cannot go out, the connection ends.
       this.raw.destroy();
+      return;
     }
+    if (recorder) recorder({ status: this.statusCode, headers: headers!, body: typeof payload === 'string' ? Buffer.from(payload) : payload });
   }
 
   private pipe(stream: Readable): this {
     const res = this.raw;
+    if (this.recorder) this.recordResponse();
     try {
       res.writeHead(this.statusCode, this.fields);
     } catch {
@@ -336,11 +363,11 @@ export interface WrittenAnswer {
 }
 
 /**
- * Records everything written to `res` (whatever wrote it: send(), a piped stream, a hijacked
- * stream's own writes) and calls `ended` once, when the response is ended. A response destroyed
- * without end() never calls it. Used only for requests that carry an Idempotency-Key.
+ * Records everything written to `res` (a piped stream, a hijacked stream's own writes, and a
+ * send() after them) and calls `ended` once, when the response is ended. A response destroyed
+ * without end() never calls it. Reply.record() installs it for streams only.
  */
-export function recordAnswer(res: ServerResponse, ended: (answer: WrittenAnswer) => void): void {
+function recordAnswer(res: ServerResponse, ended: (answer: WrittenAnswer) => void): void {
   const chunks: Buffer[] = [];
   let status = 0;
   let headers: Record<string, string> | null = null;
