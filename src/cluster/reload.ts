@@ -64,14 +64,13 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   for (const ch of next.channels) registerChannelSecrets(ch);
 
   const running = target.config;
+  const providers = providerSetOf(next);
   // The SDK is stopped (what it buffered flushed) and started with the new section; spans of
   // requests running across the switch may be lost.
-  const telemetryChanged = JSON.stringify(next.telemetry) !== JSON.stringify(running.telemetry);
-  if (target.telemetry && telemetryChanged) await target.telemetry.apply(next);
+  if (target.telemetry && JSON.stringify(next.telemetry) !== JSON.stringify(running.telemetry)) await target.telemetry.apply(next);
   const before = new Set(target.catalog.all().map((m) => m.id));
   // The loaded providers change with the channels that use them: a task read after this point
   // is read by the manifest now in force.
-  const providers = providerSetOf(next);
   installProviders(providers);
   running.channels = composed?.channels ?? next.channels;
   if (composed) target.channels!.adoptFileChannels(next.channels, composed);
