@@ -157,9 +157,14 @@ export function renderMarkdown(r) {
     L.push('');
     const tracedCost = ['traced10', 'traced100']
       .filter((n) => load[n] && load.mediagate)
-      .map((n) => `${n}: ${signed(Math.round((ratio(load[n].cpuMsPerReq, load.mediagate.cpuMsPerReq) - 1) * 100), String)}% CPU per request vs tracing off`);
-    if (tracedCost.length) L.push(`Tracing (credit-limited key, exporting to a local OTLP receiver): ${tracedCost.join('; ')}.`, '');
-    const budgeted = load.budgeted && load.mediagate ? ` Budgeted key / credit-limited key: **${f1(ratio(load.budgeted.cpuMsPerReq, load.mediagate.cpuMsPerReq))}×** the CPU per request, ${Math.round(ratio(load.budgeted.rps, load.mediagate.rps) * 100)}% req/s.` : '';
+      .map((n) => {
+        const cpu = pairedRatio(load[n], load.mediagate, 'cpuRounds');
+        const percent = (x) => `${signed(Math.round((x - 1) * 100), String)}%`;
+        return `${n}: **${percent(cpu.median)}** CPU per request vs tracing off (rounds ${cpu.each.map(percent).join(', ')})`;
+      });
+    if (tracedCost.length) L.push(`Tracing (credit-limited key, exporting to a local OTLP receiver; median of the rounds' ratios): ${tracedCost.join('; ')}.`, '');
+    const budgetCpu = load.budgeted && load.mediagate ? pairedRatio(load.budgeted, load.mediagate, 'cpuRounds') : null;
+    const budgeted = budgetCpu ? ` Budgeted key / credit-limited key: **${f2(budgetCpu.median)}×** the CPU per request (median of the rounds), ${Math.round(ratio(load.budgeted.rps, load.mediagate.rps) * 100)}% req/s.` : '';
     const idem = load.idempotent && load.mediagate ? ` A new Idempotency-Key on every request (claimed and its answer kept) / credit-limited key without: **${f2(pairedRatio(load.idempotent, load.mediagate, 'cpuRounds').median)}×** the CPU per request (median of the rounds), ${Math.round(ratio(load.idempotent.rps, load.mediagate.rps) * 100)}% req/s.` : '';
     const unl = load.unlimited && load.raw ? ` Unlimited key / raw proxy: **${Math.round(ratio(load.unlimited.rps, load.raw.rps) * 100)}%** req/s, ${f1(ratio(load.unlimited.cpuMsPerReq, load.raw.cpuMsPerReq))}× the CPU per request.${budgeted}${idem}` : budgeted + idem;
     L.push(`mediagate (credit-limited key) / Portkey: **${f1(ratio(load.mediagate?.rps, load.portkey?.rps))}×** req/s; mediagate / raw proxy: **${Math.round(ratio(load.mediagate?.rps, load.raw?.rps) * 100)}%** req/s,${load.nginx ? ` mediagate / nginx: **${Math.round(ratio(load.mediagate?.rps, load.nginx.rps) * 100)}%** req/s,` : ''} **${f1(ratio(load.mediagate?.cpuMsPerReq, load.raw?.cpuMsPerReq))}×** the CPU per request (Portkey: ${f1(ratio(load.portkey?.cpuMsPerReq, load.raw?.cpuMsPerReq))}×).${unl} CPU ms/req is the server process's own CPU time (upstream's for the direct row) over the requests it answered. Round by round (each round's ratio; the targets take the median): ${[['credit-limited key / raw proxy', load.mediagate, load.raw], ['credit-limited key / nginx', load.mediagate, load.nginx], ['unlimited key / raw proxy', load.unlimited, load.raw]].filter(([, a, b]) => a && b).map(([label, a, b]) => `${label} ${pairedRatio(a, b).each.map(pct).join(', ')}`).join('; ')}. Rounds (req/s): ${Object.entries(load).map(([n, x]) => `${n} ${x.rounds.join(', ')}`).join('; ')}. Failed requests: ${Object.entries(load).map(([n, x]) => `${n} ${x.failures}`).join(', ')}.`);
