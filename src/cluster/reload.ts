@@ -34,8 +34,8 @@ export interface ReloadTarget {
   simulator: Simulator | null;
   /** The channels added at runtime, merged after the file's (absent: the file's channels alone). */
   channels?: RuntimeChannels;
-  /** Restarts telemetry when its section changed (absent: a change there needs a restart). */
-  telemetry?: TelemetrySwitch;
+  /** Restarts telemetry when its section changed. */
+  telemetry: TelemetrySwitch;
 }
 
 export class ReloadError extends Error {}
@@ -67,7 +67,7 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   const providers = providerSetOf(next);
   // The SDK is stopped (what it buffered flushed) and started with the new section; spans of
   // requests running across the switch may be lost.
-  if (target.telemetry && JSON.stringify(next.telemetry) !== JSON.stringify(running.telemetry)) await target.telemetry.apply(next);
+  if (JSON.stringify(next.telemetry) !== JSON.stringify(running.telemetry)) await target.telemetry.apply(next);
   const before = new Set(target.catalog.all().map((m) => m.id));
   // The loaded providers change with the channels that use them: a task read after this point
   // is read by the manifest now in force.
@@ -79,12 +79,12 @@ export async function applyConfig(target: ReloadTarget, next: Config): Promise<R
   running.providers = next.providers;
   // Read at each request: whose bodies are logged, for how long.
   running.request_logs = next.request_logs;
-  if (target.telemetry) running.telemetry = next.telemetry;
+  running.telemetry = next.telemetry;
   target.catalog.replace(running, firstSeen);
   const after = new Set(target.catalog.all().map((m) => m.id));
 
   const needsRestart = (Object.keys(next) as (keyof Config)[]).filter(
-    (s) => (!(RELOADABLE_SECTIONS as readonly string[]).includes(s) || (s === 'telemetry' && !target.telemetry)) && JSON.stringify(next[s]) !== JSON.stringify(running[s]),
+    (s) => !(RELOADABLE_SECTIONS as readonly string[]).includes(s) && JSON.stringify(next[s]) !== JSON.stringify(running[s]),
   );
   return {
     added: [...after].filter((id) => !before.has(id)),

@@ -65,7 +65,6 @@ export class GenAiHistogram {
     if (value < s.min) s.min = value;
     if (value > s.max) s.max = value;
   }
-
 }
 
 export const operationDuration = new GenAiHistogram('gen_ai.client.operation.duration', 's', 'GenAI operation duration.', [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]);

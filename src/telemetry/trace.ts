@@ -1,6 +1,5 @@
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, createTraceState, trace, type Attributes, type Context, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { redact } from '../http/redact.js';
 
 // The gateway's spans, written against the OpenTelemetry API only. Until telemetry starts
@@ -223,7 +222,7 @@ export function parentOfTraceparent(value: string, tracestate?: string | string[
  */
 export function requestTraceId(request: TracedRequest): string {
   if (request.trace) return request.trace.spanContext().traceId;
-  return traceIdOfTraceparent(request.headers.traceparent) || randomBytes(16).toString('hex');
+  return traceIdOfTraceparent(request.headers.traceparent) || newTraceId();
 }
 
 /** The trace id of a traceparent header ('' when absent or malformed). */
