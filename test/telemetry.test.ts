@@ -64,12 +64,12 @@ describe('traces', () => {
     await fetch(`${simulator.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ match: 'openai.chat', count: 1, kind: 'status', status: 500 }) });
     const res = await fetch(`${gateway.url}/v1/chat/completions?key=${key.key}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_SPAN}-01` },
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_SPAN}-01`, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' },
       body: JSON.stringify({ model: 'dual', messages: [{ role: 'user', content: 'trace me' }] }),
     });
     expect(res.status).toBe(200);
     await res.json();
-    const seen = (await (await fetch(`${simulator.url}/__sim/traceparents`)).json()) as { requests: { route: string; traceparent: string }[] };
+    const seen = (await (await fetch(`${simulator.url}/__sim/traceparents`)).json()) as { requests: { route: string; traceparent: string; tracestate?: string }[] };
     gw = null;
     await gateway.close();
 
@@ -101,6 +101,8 @@ describe('traces', () => {
     // The upstream saw both attempts, each with the traceparent of its own attempt span.
     const chats = seen.requests.filter((r) => r.route === 'openai.chat');
     expect(chats.map((r) => r.traceparent)).toEqual(attempts.map((a) => `00-${TRACE_ID}-${a.spanId}-01`));
+    // The caller's tracestate went on with both (W3C Trace Context: a participant passes it on).
+    expect(chats.map((r) => r.tracestate)).toEqual(['rojo=00f067aa0ba902b7,congo=t61rcWkgMzE', 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE']);
 
     expectNoSecrets(r, [key.key, ...UPSTREAM_KEYS]);
     expect(gateway.logs.join('').includes(UPSTREAM_KEYS[0])).toBe(false);
@@ -192,7 +194,7 @@ describe('traces', () => {
     const { gw: gateway, sim: simulator, receiver: r, key } = await chatRig('http/json');
     const res = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_SPAN}-00` },
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_SPAN}-00`, tracestate: 'rojo=00f067aa0ba902b7' },
       body: JSON.stringify({ model: 'dual', stream: true, messages: [{ role: 'user', content: 'do not trace me' }] }),
     });
     expect(res.status).toBe(200);
@@ -215,11 +217,13 @@ describe('traces', () => {
     } finally {
       await quiet.close();
     }
-    const seen = (await (await fetch(`${simulator.url}/__sim/traceparents`)).json()) as { requests: { route: string; traceparent: string }[] };
+    const seen = (await (await fetch(`${simulator.url}/__sim/traceparents`)).json()) as { requests: { route: string; traceparent: string; tracestate?: string }[] };
     await metricArrived(r, 'gen_ai.client.operation.duration');
     gw = null;
     await gateway.close();
 
+    // The caller's tracestate goes on unsampled too; a request that sent none sends none.
+    expect(seen.requests.filter((q) => q.route === 'openai.chat').map((q) => q.tracestate)).toEqual(['rojo=00f067aa0ba902b7', undefined]);
     const chats = seen.requests.filter((q) => q.route === 'openai.chat').map((q) => q.traceparent);
     expect(chats).toHaveLength(2);
     expect(chats[0]).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`));

@@ -143,7 +143,7 @@ export function renderMarkdown(r) {
   if (r.chat) {
     const { load, latencyC1, addedC1 } = r.chat;
     const c = m.params.load;
-    L.push(`### Non-streamed chat completion (${c.connections} connections, best of ${c.rounds} × ${c.measureS} s)`);
+    L.push(`### Non-streamed chat completion (${c.connections} connections, best of ${m.params.chatRounds ?? c.rounds} × ${c.measureS} s)`);
     L.push('');
     L.push('| path | req/s | p50 ms | p99 ms | vs raw proxy | CPU ms/req | c=1 p50 ms | c=1 p99 ms | added p50 ms | added p99 ms |');
     L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

@@ -4,7 +4,7 @@ import { throughput, latency } from '../lib/measure.mjs';
 
 export async function chatPhase(ctx) {
   const { P, chatTargets } = ctx;
-  const load = await throughput(chatTargets, P.load);
+  const load = await throughput(chatTargets, { ...P.load, rounds: P.chatRounds });
   // Targets with before/after hooks (a config switched for their turn) take their latency slices
   // in a run of their own, beside the direct path again; the others share one run.
   const hooked = Object.keys(chatTargets).filter((name) => chatTargets[name].before);

@@ -91,6 +91,8 @@ export interface ImagesCall {
   signal?: AbortSignal;
   /** The W3C traceparent its upstream requests carry (tracing on). */
   traceparent?: string;
+  /** The W3C tracestate they carry beside it (the client's). */
+  tracestate?: string;
   /** Polling of a queued provider, from the model's config (`wait`); the provider's defaults otherwise. */
   wait?: { interval_ms?: number; timeout_s?: number };
 }

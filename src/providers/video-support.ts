@@ -38,7 +38,7 @@ export async function jsonCall(
   opts: { url: string; method: Dispatcher.HttpMethod; headers: Record<string, string>; body?: unknown },
   failure: (res: Dispatcher.ResponseData) => Promise<UpstreamFailure>,
 ): Promise<Record<string, unknown>> {
-  const res = await call.upstream.send({ url: opts.url, method: opts.method, headers: opts.headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: call.signal, traceparent: call.traceparent });
+  const res = await call.upstream.send({ url: opts.url, method: opts.method, headers: opts.headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: call.signal, traceparent: call.traceparent, tracestate: call.tracestate });
   if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res);
   // 204 No Content (Runway's cancel): an answer without a body.
   if (res.statusCode === 204) {
@@ -72,7 +72,7 @@ export async function getFollowingRedirects(call: VideoCall, target: Target, url
   const anyAddress = allowsPrivateNetwork(target.channel);
   for (let hop = 0; ; hop++) {
     const publicOnly = !anyAddress && !sameOrigin(url, target.baseUrl);
-    const res = await call.upstream.send({ url, method: 'GET', headers: headersFor(url), signal: call.signal, publicOnly, traceparent: call.traceparent });
+    const res = await call.upstream.send({ url, method: 'GET', headers: headersFor(url), signal: call.signal, publicOnly, traceparent: call.traceparent, tracestate: call.tracestate });
     const location = res.headers.location;
     if (res.statusCode < 300 || res.statusCode >= 400 || !location || hop >= MAX_REDIRECTS) return res;
     res.body.on('error', () => undefined);

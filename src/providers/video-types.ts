@@ -97,6 +97,8 @@ export interface VideoCall {
   signal?: AbortSignal;
   /** The W3C traceparent its upstream requests carry (tracing on). */
   traceparent?: string;
+  /** The W3C tracestate they carry beside it (the client's). */
+  tracestate?: string;
 }
 
 export interface CreateOptions {

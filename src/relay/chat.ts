@@ -76,6 +76,7 @@ export class ChatRelay {
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
       traceparent: target.traceparent,
+      tracestate: target.tracestate,
     });
     if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(got);
     const text = got.text;
@@ -101,6 +102,7 @@ export class ChatRelay {
       body: this.requestBody(call, to, endpoint),
       signal: call.signal,
       traceparent: target.traceparent,
+      tracestate: target.tracestate,
     });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const text = await res.text();

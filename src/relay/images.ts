@@ -10,11 +10,11 @@ export class ImagesRelay {
   constructor(private readonly upstream: UpstreamClient) {}
 
   generate(target: Target, params: ImageParams, signal: AbortSignal, wait?: ImagesCall['wait']): Promise<ImagesResult> {
-    return this.on(target, (adapter, t) => adapter.generate({ upstream: this.upstream, signal, wait, traceparent: target.traceparent }, t, params));
+    return this.on(target, (adapter, t) => adapter.generate({ upstream: this.upstream, signal, wait, traceparent: target.traceparent, tracestate: target.tracestate }, t, params));
   }
 
   edit(target: Target, input: EditInput, signal: AbortSignal, wait?: ImagesCall['wait']): Promise<ImagesResult> {
-    return this.on(target, (adapter, t) => adapter.edit({ upstream: this.upstream, signal, wait, traceparent: target.traceparent }, t, input));
+    return this.on(target, (adapter, t) => adapter.edit({ upstream: this.upstream, signal, wait, traceparent: target.traceparent, tracestate: target.tracestate }, t, input));
   }
 
   /** Whether a channel of the model answers with tasks (so a request may outlive its wait). */

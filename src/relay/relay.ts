@@ -99,7 +99,10 @@ export class Relay {
       // Each attempt is a span of its own (siblings under the request, when it is sampled); the
       // upstream request carries its traceparent (target.traceparent).
       const traced = opts.trace ? startAttempt(opts.trace, model.config.kind, model.id, target, tried, opts.keyId) : null;
-      if (traced) target.traceparent = traced.traceparent;
+      if (traced) {
+        target.traceparent = traced.traceparent;
+        if (traced.tracestate) target.tracestate = traced.tracestate;
+      }
       try {
         const result = await attempt(target);
         breaker.success();

@@ -24,7 +24,7 @@ export interface SimState {
   /** Requests per route name whose client closed the connection before the answer was complete. */
   disconnects: Map<string, number>;
   /** The W3C `traceparent` of the latest requests that carried one (newest last, at most 256), by route name. */
-  traceparents: { route: string; traceparent: string }[];
+  traceparents: { route: string; traceparent: string; tracestate?: string }[];
   /** Requests being answered right now (a connection left open upstream shows here). */
   open: number;
   /** Base URL the simulator is reachable at (set once listening). */

@@ -176,7 +176,8 @@ export async function startSimulator(
       const traceparent = req.headers.traceparent;
       if (typeof traceparent === 'string') {
         if (state.traceparents.length >= 256) state.traceparents.shift();
-        state.traceparents.push({ route: route.name, traceparent: traceparent.slice(0, 128) });
+        const tracestate = req.headers.tracestate;
+        state.traceparents.push({ route: route.name, traceparent: traceparent.slice(0, 128), ...(typeof tracestate === 'string' ? { tracestate: tracestate.slice(0, 512) } : {}) });
       }
       const ctx: SimContext = { req, res, params: route.pattern.exec(url.pathname)!.slice(1), url, body: Buffer.concat(chunks), state };
       state.open++;

@@ -137,7 +137,7 @@ export class TaskService {
         if (!bound) throw new UpstreamFailure('status', `channel type "${target.channel.type}" has no video tasks`, 501);
         const token = callbackToken !== null && bound.adapter.acceptsCallback ? callbackToken : null;
         const opts = token ? { callbackUrl: providerCallbackUrl(this.d.config, token) } : undefined;
-        const created = await bound.adapter.create({ upstream: this.d.upstream, traceparent: target.traceparent }, bound.target, parsed.request, opts);
+        const created = await bound.adapter.create({ upstream: this.d.upstream, traceparent: target.traceparent, tracestate: target.tracestate }, bound.target, parsed.request, opts);
         // A task created without its callback is polled at the ordinary interval.
         return { created, target, expiresS: bound.adapter.expiresAfterS(parsed.request), token: created.callbackDropped ? null : token };
       },

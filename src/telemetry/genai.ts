@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import { SpanKind, childSpan, failSpan, outgoingTraceparent, sampled, type Span, type TraceParent } from './trace.js';
+import { SpanKind, childSpan, failSpan, outgoingTraceparent, outgoingTracestate, sampled, type Span, type TraceParent } from './trace.js';
 import { AttemptSeries } from './meter.js';
 
 // The OpenTelemetry GenAI conventions on the gateway's upstream attempts: one CLIENT span per
@@ -37,6 +37,8 @@ export interface Attempt {
   span: Span | null;
   /** The W3C traceparent the upstream request carries (the span's, or one with the sampled flag off). */
   traceparent: string;
+  /** The W3C tracestate it carries: the incoming request's ('' when it sent none). */
+  tracestate: string;
   metrics: AttemptSeries;
   started: number;
 }
@@ -99,7 +101,7 @@ export function startAttempt(parent: TraceParent, kind: string, model: string, t
     if (keyId) attributes['mediagate.key_id'] = keyId;
     span = childSpan(parent, `${shape.operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
   }
-  const out = { span, traceparent: outgoingTraceparent(parent, span), metrics: shape.metrics, started: performance.now() };
+  const out = { span, traceparent: outgoingTraceparent(parent, span), tracestate: outgoingTracestate(parent), metrics: shape.metrics, started: performance.now() };
   if (span) recording.set(target, out);
   return out;
 }

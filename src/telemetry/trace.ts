@@ -186,6 +186,15 @@ export function outgoingTraceparent(parent: TraceParent | null | undefined, span
   return `00-${parent.spanContext().traceId}-${newSpanId()}-00`;
 }
 
+/**
+ * The `tracestate` an outgoing request under `parent` carries: the incoming one, passed on as W3C
+ * Trace Context asks of every participant ('' when there is none or tracing is off).
+ */
+export function outgoingTracestate(parent: TraceParent | null | undefined): string {
+  if (!tracer || !parent) return '';
+  return parent.spanContext().traceState?.serialize() ?? '';
+}
+
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /** 4 random bytes as hex (`low`: never all zeros). */

@@ -34,6 +34,8 @@ export interface SendOptions {
   publicOnly?: boolean;
   /** A W3C traceparent to send (the caller's span; absent when tracing is off). */
   traceparent?: string;
+  /** The W3C tracestate to send beside the traceparent (the client's, passed on). */
+  tracestate?: string;
 }
 
 /** A whole answer gathered by UpstreamClient.collect() (or an error answer's text read from a stream). */
@@ -169,9 +171,13 @@ export class UpstreamClient {
   }
 }
 
-/** The request's headers with its `traceparent` (W3C trace context), so the provider's side joins the trace. */
+/**
+ * The request's headers with its `traceparent` and `tracestate` (W3C Trace Context), so the
+ * provider's side joins the trace.
+ */
 function traced(opts: SendOptions): Record<string, string> {
-  return opts.traceparent ? { ...opts.headers, traceparent: opts.traceparent } : opts.headers;
+  if (!opts.traceparent) return opts.headers;
+  return opts.tracestate ? { ...opts.headers, traceparent: opts.traceparent, tracestate: opts.tracestate } : { ...opts.headers, traceparent: opts.traceparent };
 }
 
 /** An absolute http(s) URL as undici's dispatch takes it (what undici's request() makes of it). */

@@ -14,6 +14,8 @@ export interface Target {
   settings?: Record<string, string>;
   /** The W3C traceparent of this attempt (set by the relay when tracing is on): sent with its upstream request. */
   traceparent?: string;
+  /** The W3C tracestate sent beside it (the client's, passed on). */
+  tracestate?: string;
 }
 
 export function targetFor(channel: ChannelConfig, model: string): Target {

@@ -70,7 +70,7 @@ export class KitHttp {
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${name}.${ext}"\r\nContent-Type: ${image.mimeType}\r\n\r\n`;
     const body = Buffer.concat([Buffer.from(head), Buffer.from(image.base64, 'base64'), Buffer.from(`\r\n--${boundary}--\r\n`)]);
     const s = await this.signed(call, target, { method: 'POST', path });
-    const res = await call.upstream.send({ url: s.url, method: 'POST', headers: { ...s.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: call.signal, traceparent: call.traceparent });
+    const res = await call.upstream.send({ url: s.url, method: 'POST', headers: { ...s.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: call.signal, traceparent: call.traceparent, tracestate: call.tracestate });
     if (res.statusCode < 200 || res.statusCode >= 300) throw await this.failure(res);
     const out = await readJsonBody(res, call.signal);
     if (!out || typeof out !== 'object' || Array.isArray(out)) throw new UpstreamFailure('malformed', 'the upstream answered with a JSON value that is not an object', res.statusCode);

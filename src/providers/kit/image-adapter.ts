@@ -117,7 +117,7 @@ export function imageAdapter(manifest: Manifest): ImagesAdapter {
       headers['content-type'] = form.contentType;
       headers['content-length'] = String(form.length);
     } else if (s.body !== undefined) body = JSON.stringify(s.body);
-    const res = await call.upstream.send({ url: s.url, method: s.method as Dispatcher.HttpMethod, headers, body: body as string, signal: call.signal, publicOnly, traceparent: call.traceparent });
+    const res = await call.upstream.send({ url: s.url, method: s.method as Dispatcher.HttpMethod, headers, body: body as string, signal: call.signal, publicOnly, traceparent: call.traceparent, tracestate: call.tracestate });
     if (res.statusCode < 200 || res.statusCode >= 300) throw refused(await http.failure(res));
     const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (type.startsWith('image/')) {
