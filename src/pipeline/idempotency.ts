@@ -1,4 +1,4 @@
-import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { createHash, hash, randomUUID, type Hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { GatewayError } from '../http/errors.js';
 import { clientGone, whenClosed } from '../http/departure.js';
@@ -51,12 +51,22 @@ function repeated(rawHeaders: string[]): boolean {
 
 /**
  * The request's fingerprint, started with its method, path and query and the media type of its body;
- * the body's bytes are added by the body step (steps.ts), or by fingerprintForm() for a form.
+ * the body's bytes are added by fingerprintForm() for a form (fingerprintOf() hashes a whole body).
  */
 export function fingerprintStart(request: GatewayRequest): Hash {
+  return createHash('sha256').update(fingerprintHead(request));
+}
+
+/** The fingerprint of a request whose body is `body` whole: fingerprintStart's digest in one call. */
+export function fingerprintOf(request: GatewayRequest, body: Buffer): string {
+  const head = fingerprintHead(request);
+  return hash('sha256', body.length ? Buffer.concat([Buffer.from(head), body]) : head, 'hex');
+}
+
+function fingerprintHead(request: GatewayRequest): string {
   const type = request.headers['content-type'] ?? '';
   const semi = type.indexOf(';');
-  return createHash('sha256').update(`${request.method} ${request.url}\n${(semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase()}\n`);
+  return `${request.method} ${request.url}\n${(semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase()}\n`;
 }
 
 /**
@@ -225,7 +235,7 @@ export class Idempotency {
     reply.record((answer) => {
       ended = true;
       clearInterval(renewal);
-      if (keepable(answer, reply)) void repo.complete(keyId, idemKey, owner, kept(answer), () => request.usageRecorded).catch(warn('store'));
+      if (keepable(answer, reply)) void repo.complete(keyId, idemKey, owner, kept(answer), rowRecordedOf(request)).catch(warn('store'));
       else void repo.release(keyId, idemKey, owner).catch(warn('release'));
     });
     whenClosed(request, () => {
@@ -234,6 +244,17 @@ export class Idempotency {
       void repo.release(keyId, idemKey, owner).catch(warn('release'));
     });
   }
+}
+
+const RECORDED = (): boolean => true;
+
+/**
+ * Whether the request's usage row is in the ledger yet, asked until its kept answer is written. A
+ * row already recorded (a whole answer's) needs no look at the request later: the kept answer,
+ * waiting for its batch, then holds no reference to the request and all it reaches.
+ */
+function rowRecordedOf(request: GatewayRequest): () => boolean {
+  return request.usageRecorded ? RECORDED : () => request.usageRecorded;
 }
 
 /** Answers kept for replay: successes and refusals of the request itself; never a failure a retry may get past. */

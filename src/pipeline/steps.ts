@@ -15,7 +15,7 @@ import { requestEnd, requestStart } from './diagnostics.js';
 import { endServerSpan, startServerSpan } from '../telemetry/trace.js';
 import { runWithFacts } from '../http/request-facts.js';
 import type { RequestLogWriter } from '../request-logs/writer.js';
-import { fingerprintForm, fingerprintStart, idempotencyKeyOf, type Idempotency } from './idempotency.js';
+import { fingerprintForm, fingerprintOf, fingerprintStart, idempotencyKeyOf, type Idempotency } from './idempotency.js';
 
 // THE request pipeline: every request the gateway serves, whatever its route, family or body,
 // passes these steps in this order, in this one file (Exchange below):
@@ -40,6 +40,7 @@ export interface PipelineDeps {
 
 const DIGITS = /^\d+$/;
 const CHUNKED_LAST = /(?:^|,)[ \t]*chunked[ \t]*$/i;
+const EMPTY = Buffer.alloc(0);
 
 /** The ledger endpoint of a request's route: its billable name, else its pattern. */
 export function ledgerEndpointOf(request: GatewayRequest): string {
@@ -156,7 +157,7 @@ export class Exchange {
     if (type === undefined) {
       // Nothing to parse: no body at all.
       if (h['transfer-encoding'] === undefined && (h['content-length'] === undefined || h['content-length'] === '0')) {
-        return fingerprinted ? fingerprintStart(request).digest('hex') : null;
+        return fingerprinted ? fingerprintOf(request, EMPTY) : null;
       }
       throw notJson();
     }
@@ -169,7 +170,7 @@ export class Exchange {
     if (kind !== 'json' && kind !== 'text') throw notJson();
     const bytes = await this.readBody();
     const text = bytes.toString('utf8');
-    const fingerprint = fingerprinted ? fingerprintStart(request).update(bytes).digest('hex') : null;
+    const fingerprint = fingerprinted ? fingerprintOf(request, bytes) : null;
     if (kind === 'text') {
       request.body = text;
       return fingerprint;
