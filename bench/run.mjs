@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // mediagate benchmarks, side by side with a raw Node proxy, nginx and Portkey's gateway, in one run on
-// one machine. `npm run bench` (full, about seventeen minutes) or `npm run bench:smoke` (about a
+// one machine. `npm run bench` (full, about twenty-three minutes) or `npm run bench:smoke` (about a
 // minute; proves the harness end to end with small counts). See docs/benchmarks.md; the flags:
 // `node bench/run.mjs --help` (bench/lib/args.mjs).
 import { fetch } from 'undici';
@@ -39,7 +39,7 @@ if (flags.help) {
 const { smoke, profile, only, baselineRoot } = flags;
 const runs = (phase) => !only || only.includes(phase);
 
-// Sizes of each mode. The full run takes about seventeen minutes on two cores.
+// Sizes of each mode. The full run takes about twenty-three minutes on two cores.
 const P = smoke
   ? {
       mode: 'smoke',

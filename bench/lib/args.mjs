@@ -1,5 +1,5 @@
 // The bench's command line: every flag it knows, checked before anything starts. A misspelt flag
-// or phase used to be ignored, and the run went on as a full run of about seventeen minutes.
+// or phase used to be ignored, and the run went on as a full run of about twenty-three minutes.
 import { parseArgs } from 'node:util';
 
 export const PHASES = ['chat', 'convert', 'streams', 'models', 'scale', 'tasks', 'list', 'poller'];

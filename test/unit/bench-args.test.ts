@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // The bench's flags are checked before anything starts: a misspelt flag, phase or target stops
-// the run with the usage text instead of starting a full run of about seventeen minutes.
+// the run with the usage text instead of starting a full run of about twenty-three minutes.
 type Flags = { help: boolean; smoke: boolean; profile: boolean; only?: string[]; targets?: string[]; baselineRoot?: string };
 const { parseBenchArgs, PHASES } = (await import('../../bench/lib/args.mjs' as string)) as { parseBenchArgs: (argv: string[]) => Flags; PHASES: string[] };
 const RUN = fileURLToPath(new URL('../../bench/run.mjs', import.meta.url));
