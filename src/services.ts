@@ -205,14 +205,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const requestLogs = new RequestLogWriter(new RequestLogsRepo(store.db), () => config.request_logs, (err) => warn(`writing a request log row failed: ${(err as Error).message}`));
   // Before the poller starts, so its first polls are traced too.
   for (const value of Object.values(config.telemetry.headers)) registerSecret(value);
-  let telemetry = await startTelemetry(config, metrics.registry);
+  let telemetry = await startTelemetry(config, metrics.registry, warn);
   const telemetrySwitch: TelemetrySwitch = {
     async apply(next) {
       for (const value of Object.values(next.telemetry.headers)) registerSecret(value);
       await telemetry?.shutdown();
       telemetry = null;
       try {
-        telemetry = await startTelemetry(next, metrics.registry);
+        telemetry = await startTelemetry(next, metrics.registry, warn);
       } catch (err) {
         // The running settings again, and the reload reports why it did not apply.
         telemetry = await startTelemetry(config, metrics.registry).catch(() => null);

@@ -20,9 +20,12 @@ export function telemetryWanted(config: Pick<Config, 'telemetry'>, env: Record<s
   return config.telemetry.enabled;
 }
 
-/** Starts the SDK when telemetry is wanted (null otherwise); `registry`'s series are exported as OTLP metrics too. */
-export async function startTelemetry(config: Pick<Config, 'telemetry'>, registry: Registry | null): Promise<Telemetry | null> {
+/**
+ * Starts the SDK when telemetry is wanted (null otherwise); `registry`'s series are exported as
+ * OTLP metrics too. `warn` is told of each OTEL_* variable whose value is ignored.
+ */
+export async function startTelemetry(config: Pick<Config, 'telemetry'>, registry: Registry | null, warn?: (message: string) => void): Promise<Telemetry | null> {
   if (!telemetryWanted(config)) return null;
   const [{ startSdk }, bridge] = await Promise.all([import('./sdk.js'), registry ? import('./prometheus-bridge.js') : null]);
-  return startSdk(config.telemetry, bridge && registry ? bridge.prometheusProducer(registry) : null);
+  return startSdk(config.telemetry, bridge && registry ? bridge.prometheusProducer(registry) : null, process.env, warn);
 }

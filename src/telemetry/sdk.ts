@@ -18,12 +18,32 @@ export interface RunningTelemetry {
 
 type Env = Record<string, string | undefined>;
 type Protocol = 'http/protobuf' | 'http/json';
+/** Told of an environment variable whose value is ignored. */
+export type Warn = (message: string) => void;
+
+const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+const PROTOCOLS: readonly Protocol[] = ['http/protobuf', 'http/json'];
+
+/**
+ * An enumerated variable's value, case-insensitive; '' when it is unset or empty, and when it is not
+ * one of `allowed`: then it is ignored, as if unset, and `warn` is told (OpenTelemetry's rule for
+ * its variables).
+ */
+function envChoice(env: Env, name: string, allowed: readonly string[], warn?: Warn): string {
+  const value = env[name]?.trim().toLowerCase();
+  if (!value) return '';
+  if (allowed.includes(value)) return value;
+  warn?.(`${name}=${JSON.stringify(env[name]!.slice(0, 64))} is ignored: it must be one of ${allowed.join(', ')}`);
+  return '';
+}
 
 /** The sampler OTEL_TRACES_SAMPLER (+ _ARG) names, else the config's. */
-export function samplerFrom(settings: Settings, env: Env = process.env): Sampler {
-  const name = env.OTEL_TRACES_SAMPLER?.trim() || settings.sampler;
+export function samplerFrom(settings: Settings, env: Env = process.env, warn?: Warn): Sampler {
+  const name = envChoice(env, 'OTEL_TRACES_SAMPLER', SAMPLERS, warn) || settings.sampler;
   const argText = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-  const arg = argText && Number.isFinite(Number(argText)) ? Math.min(1, Math.max(0, Number(argText))) : settings.sampler_arg;
+  let arg = settings.sampler_arg;
+  if (argText && Number.isFinite(Number(argText))) arg = Math.min(1, Math.max(0, Number(argText)));
+  else if (argText) warn?.(`OTEL_TRACES_SAMPLER_ARG=${JSON.stringify(argText.slice(0, 64))} is ignored: it must be a number from 0 to 1`);
   const ratio = () => new TraceIdRatioBasedSampler(arg);
   switch (name) {
     case 'always_on':
@@ -41,11 +61,10 @@ export function samplerFrom(settings: Settings, env: Env = process.env): Sampler
   }
 }
 
-/** The OTLP protocol for a signal: its own variable, the general one, else the config's. */
-export function protocolFor(signal: 'TRACES' | 'METRICS', settings: Settings, env: Env = process.env): Protocol {
-  const value = (env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
-  if (value === 'http/json' || value === 'http/protobuf') return value;
-  return settings.protocol;
+/** The OTLP protocol for a signal: its own variable, the general one, else the config's (`grpc` is not offered). */
+export function protocolFor(signal: 'TRACES' | 'METRICS', settings: Settings, env: Env = process.env, warn?: Warn): Protocol {
+  const value = envChoice(env, `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`, PROTOCOLS, warn) || envChoice(env, 'OTEL_EXPORTER_OTLP_PROTOCOL', PROTOCOLS, warn);
+  return (value as Protocol) || settings.protocol;
 }
 
 /**
@@ -57,10 +76,10 @@ function urlFor(signal: 'TRACES' | 'METRICS', settings: Settings, env: Env): str
   return `${settings.endpoint.replace(/\/+$/, '')}/v1/${signal.toLowerCase()}`;
 }
 
-async function spanExporter(settings: Settings, env: Env): Promise<SpanExporter> {
+async function spanExporter(settings: Settings, env: Env, warn?: Warn): Promise<SpanExporter> {
   const url = urlFor('TRACES', settings, env);
   const headers = env.OTEL_EXPORTER_OTLP_HEADERS || env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? undefined : settings.headers;
-  if (protocolFor('TRACES', settings, env) === 'http/json') {
+  if (protocolFor('TRACES', settings, env, warn) === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     return new OTLPTraceExporter({ url, headers });
   }
@@ -68,10 +87,10 @@ async function spanExporter(settings: Settings, env: Env): Promise<SpanExporter>
   return new OTLPTraceExporter({ url, headers });
 }
 
-async function metricExporter(settings: Settings, env: Env): Promise<PushMetricExporter> {
+async function metricExporter(settings: Settings, env: Env, warn?: Warn): Promise<PushMetricExporter> {
   const url = urlFor('METRICS', settings, env);
   const headers = env.OTEL_EXPORTER_OTLP_HEADERS || env.OTEL_EXPORTER_OTLP_METRICS_HEADERS ? undefined : settings.headers;
-  if (protocolFor('METRICS', settings, env) === 'http/json') {
+  if (protocolFor('METRICS', settings, env, warn) === 'http/json') {
     const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
     return new OTLPMetricExporter({ url, headers });
   }
@@ -79,18 +98,30 @@ async function metricExporter(settings: Settings, env: Env): Promise<PushMetricE
   return new OTLPMetricExporter({ url, headers });
 }
 
-/** Starts tracing (and metrics, unless `settings.metrics` is false), registered as the global providers. */
-export async function startSdk(settings: Settings, producer: MetricProducer | null, env: Env = process.env): Promise<RunningTelemetry> {
+/**
+ * Starts tracing (and metrics, unless `settings.metrics` is false), registered as the global
+ * providers; `warn` is told of each OTEL_* variable whose value is ignored.
+ */
+export async function startSdk(settings: Settings, producer: MetricProducer | null, env: Env = process.env, warnEach?: Warn): Promise<RunningTelemetry> {
+  // Both signals read OTEL_EXPORTER_OTLP_PROTOCOL: one warning for it.
+  const told = new Set<string>();
+  const warn =
+    warnEach &&
+    ((m: string) => {
+      if (told.has(m)) return;
+      told.add(m);
+      warnEach(m);
+    });
   const resource = resourceFromAttributes({
     'service.name': env.OTEL_SERVICE_NAME?.trim() || settings.service_name,
     'service.version': process.env.npm_package_version ?? '0.1.0',
   });
-  const sampler = samplerFrom(settings, env);
+  const sampler = samplerFrom(settings, env, warn);
   const tracer = new BasicTracerProvider({
     resource,
     sampler,
     idGenerator: ids,
-    spanProcessors: [new BatchSpanProcessor(await spanExporter(settings, env), { scheduledDelayMillis: settings.export_interval_ms })],
+    spanProcessors: [new BatchSpanProcessor(await spanExporter(settings, env, warn), { scheduledDelayMillis: settings.export_interval_ms })],
   });
   // No context manager and no global propagator: the gateway carries its trace context on the
   // request (src/telemetry/trace.ts) and writes traceparent headers itself.
@@ -98,7 +129,7 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
   let meter: MeterProvider | null = null;
   if (settings.metrics) {
     const reader = new PeriodicExportingMetricReader({
-      exporter: await metricExporter(settings, env),
+      exporter: await metricExporter(settings, env, warn),
       exportIntervalMillis: settings.metrics_interval_ms,
       exportTimeoutMillis: Math.min(30_000, settings.metrics_interval_ms),
       metricProducers: producer ? [genAiProducer(), producer] : [genAiProducer()],
