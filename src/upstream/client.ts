@@ -177,7 +177,9 @@ export class UpstreamClient {
  */
 function traced(opts: SendOptions): Record<string, string> {
   if (!opts.traceparent) return opts.headers;
-  return opts.tracestate ? { ...opts.headers, traceparent: opts.traceparent, tracestate: opts.tracestate } : { ...opts.headers, traceparent: opts.traceparent };
+  const headers: Record<string, string> = { ...opts.headers, traceparent: opts.traceparent };
+  if (opts.tracestate) headers.tracestate = opts.tracestate;
+  return headers;
 }
 
 /** An absolute http(s) URL as undici's dispatch takes it (what undici's request() makes of it). */
