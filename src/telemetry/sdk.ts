@@ -1,9 +1,10 @@
 import { ValueType, metrics, trace, type HrTime } from '@opentelemetry/api';
 import { emptyResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AggregationTemporality, DataPointType, MeterProvider, PeriodicExportingMetricReader, type CollectionResult, type MetricData, type MetricProducer, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { Config } from '../config/schema.js';
 import { ids, setTracer } from './trace.js';
+import type { EncodedSpans } from './otlp-spans.js';
 import { operationDuration, setMetrics, tokenUsage, type GenAiHistogram } from './meter.js';
 
 // The OpenTelemetry SDK, loaded by src/telemetry/index.ts only when telemetry is on. OpenTelemetry's
@@ -76,15 +77,32 @@ function urlFor(signal: 'TRACES' | 'METRICS', settings: Settings, env: Env): str
   return `${settings.endpoint.replace(/\/+$/, '')}/v1/${signal.toLowerCase()}`;
 }
 
-async function spanExporter(settings: Settings, env: Env, warn?: Warn): Promise<SpanExporter> {
+/**
+ * The span processor: on http/protobuf (the default), spans written as they end and sent through
+ * the SDK's OTLP/HTTP transport (src/telemetry/otlp-spans.ts); on http/json, the SDK's batch
+ * processor and JSON exporter.
+ */
+async function spanProcessor(settings: Settings, env: Env, warn?: Warn): Promise<SpanProcessor> {
   const url = urlFor('TRACES', settings, env);
   const headers = env.OTEL_EXPORTER_OTLP_HEADERS || env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? undefined : settings.headers;
   if (protocolFor('TRACES', settings, env, warn) === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    return new OTLPTraceExporter({ url, headers });
+    return new BatchSpanProcessor(new OTLPTraceExporter({ url, headers }), { scheduledDelayMillis: settings.export_interval_ms });
   }
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  return new OTLPTraceExporter({ url, headers });
+  const [{ createOtlpHttpExportDelegate, convertLegacyHttpOptions }, { ProtobufTraceSerializer }, { EncodingSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/otlp-exporter-base/node-http'),
+    import('@opentelemetry/otlp-transformer'),
+    import('./otlp-spans.js'),
+  ]);
+  const sender = createOtlpHttpExportDelegate(
+    convertLegacyHttpOptions({ url, headers }, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+    { serializeRequest: (batch: EncodedSpans) => batch.body, deserializeResponse: (data: Uint8Array) => ProtobufTraceSerializer.deserializeResponse(data) },
+    'otlp_http_span_exporter',
+    { name: 'span', countItems: (batch: EncodedSpans) => batch.count },
+    undefined,
+  );
+  const batch = Number(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE);
+  return new EncodingSpanProcessor(sender, { delayMs: settings.export_interval_ms, maxBatch: Number.isInteger(batch) && batch > 0 ? batch : 512 });
 }
 
 async function metricExporter(settings: Settings, env: Env, warn?: Warn): Promise<PushMetricExporter> {
@@ -121,7 +139,7 @@ export async function startSdk(settings: Settings, producer: MetricProducer | nu
     resource,
     sampler,
     idGenerator: ids,
-    spanProcessors: [new BatchSpanProcessor(await spanExporter(settings, env, warn), { scheduledDelayMillis: settings.export_interval_ms })],
+    spanProcessors: [await spanProcessor(settings, env, warn)],
   });
   // No context manager and no global propagator: the gateway carries its trace context on the
   // request (src/telemetry/trace.ts) and writes traceparent headers itself.
