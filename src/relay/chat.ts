@@ -39,6 +39,8 @@ export interface ChatCall {
 export interface ChatAnswer {
   /** JSON text in the client's format. */
   payload: string;
+  /** The same answer as parsed or built on the way (read for a sampled trace's facts). */
+  body: Record<string, unknown>;
   usage: ReportedUsage;
 }
 
@@ -80,11 +82,15 @@ export class ChatRelay {
     });
     if (got.statusCode < 200 || got.statusCode >= 300) throw await endpoint.failure(got);
     const text = got.text;
-    if (passthrough) return { payload: text, usage: passthrough.response(text).usage };
+    if (passthrough) {
+      const parsed = passthrough.response(text);
+      return { payload: text, body: parsed.body as Record<string, unknown>, usage: parsed.usage };
+    }
     const answer = CHAT_CODECS[endpoint.format].decodeResponse(text, hubOf(call));
-    const payload = JSON.stringify(CHAT_CODECS[call.client].encodeResponse(answer, clientOptions(call)));
+    const body = CHAT_CODECS[call.client].encodeResponse(answer, clientOptions(call)) as Record<string, unknown>;
+    const payload = JSON.stringify(body);
     const u = answer.usage;
-    return { payload, usage: { input: u?.input ?? null, output: u?.output ?? null, cachedInput: u?.cachedInput ?? null, cacheWrite: u?.cacheWrite ?? null } };
+    return { payload, body, usage: { input: u?.input ?? null, output: u?.output ?? null, cachedInput: u?.cachedInput ?? null, cacheWrite: u?.cacheWrite ?? null } };
   }
 
   /**

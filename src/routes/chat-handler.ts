@@ -103,7 +103,7 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
           (t) => chat.complete(call, t),
           async (answer) => {
             const usage = believableUsage(answer.usage, estimate);
-            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0, cacheOf(usage)), ...(sampled(request.trace) ? answerFacts(answer.payload) : {}) };
+            return { value: answer, ...charge(200, usage.input ?? estimate.input, usage.output ?? 0, cacheOf(usage)), ...(sampled(request.trace) ? factsOf(answer.body) : {}) };
           },
           runOptions,
         );
@@ -153,23 +153,15 @@ export function chatHandler(services: Services, spec: ChatRouteSpec) {
   };
 }
 
-/**
- * For the trace: the model an answer names and why it stopped, in whichever client format it is
- * (Chat Completions, Responses, Messages, Gemini).
- */
-export function answerFacts(payload: string): AnswerFacts {
-  try {
-    return factsOf(JSON.parse(payload) as Record<string, unknown>);
-  } catch {
-    return {};
-  }
-}
-
 export interface AnswerFacts {
   responseModel?: string;
   finishReasons?: string[];
 }
 
+/**
+ * For the trace: the model an answer names and why it stopped, in whichever client format it is
+ * (Chat Completions, Responses, Messages, Gemini).
+ */
 function factsOf(a: Record<string, unknown>): { responseModel?: string; finishReasons: string[] } {
   const reasons: string[] = [];
   const list = Array.isArray(a.choices) ? a.choices : Array.isArray(a.candidates) ? a.candidates : [];

@@ -47,10 +47,11 @@ export interface Attempt {
 interface AttemptShape {
   kind: string;
   baseUrl: string;
-  operation: string;
-  metricAttributes: Attributes;
+  /** The span's name: "{operation} {model}". */
+  spanName: string;
+  /** What every attempt's span starts with: the metric attributes, the channel and the port. */
+  spanAttributes: Attributes;
   metrics: AttemptSeries;
-  port: number | null;
 }
 
 /**
@@ -80,7 +81,9 @@ function shapeOf(kind: string, model: string, target: AttemptTarget): AttemptSha
     }
     // The series' key: the attribute values joined (one string per shape, so lookups reuse its hash).
     const metrics = new AttemptSeries(Object.values(metricAttributes).join('\n'), metricAttributes);
-    byModel.set(model, (shape = { kind, baseUrl: target.baseUrl, operation, metricAttributes, metrics, port }));
+    const spanAttributes: Attributes = { ...metricAttributes, 'mediagate.channel': target.channel.name };
+    if (port !== null) spanAttributes['server.port'] = port;
+    byModel.set(model, (shape = { kind, baseUrl: target.baseUrl, spanName: `${operation} ${model}`, spanAttributes, metrics }));
   }
   return shape;
 }
@@ -96,10 +99,12 @@ export function startAttempt(parent: TraceParent, kind: string, model: string, t
   const shape = shapeOf(kind, model, target);
   let span: Span | null = null;
   if (sampled(parent)) {
-    const attributes: Attributes = { ...shape.metricAttributes, 'mediagate.channel': target.channel.name, 'mediagate.attempt': attempt };
-    if (shape.port !== null) attributes['server.port'] = shape.port;
-    if (keyId) attributes['mediagate.key_id'] = keyId;
-    span = childSpan(parent, `${shape.operation} ${model}`, { kind: SpanKind.CLIENT, attributes });
+    // The shape's attributes as they are (the SDK copies them), the attempt's own set on the span.
+    span = childSpan(parent, shape.spanName, { kind: SpanKind.CLIENT, attributes: shape.spanAttributes });
+    if (span) {
+      span.setAttribute('mediagate.attempt', attempt);
+      if (keyId) span.setAttribute('mediagate.key_id', keyId);
+    }
   }
   const out = { span, traceparent: outgoingTraceparent(parent, span), tracestate: outgoingTracestate(parent), metrics: shape.metrics, started: performance.now() };
   if (span) recording.set(target, out);

@@ -19,6 +19,11 @@ import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 // uint32 dropped_attributes_count = 10; repeated Event events = 11; uint32 dropped_events_count = 12;
 // repeated Link links = 13; uint32 dropped_links_count = 14; Status status = 15; fixed32 flags = 16 }.
 
+/** A hex digit's value by character code (0 for anything that is not one). */
+const HEX_DIGIT = new Uint8Array(256);
+for (let i = 0; i < 10; i++) HEX_DIGIT[48 + i] = i;
+for (let i = 0; i < 6; i++) HEX_DIGIT[97 + i] = HEX_DIGIT[65 + i] = 10 + i;
+
 /** An append-only protobuf writer over a growable buffer. */
 export class ProtoWriter {
   buf: Buffer;
@@ -68,12 +73,22 @@ export class ProtoWriter {
   /** A length-delimited UTF-8 string. */
   string(field: number, s: string): void {
     this.tag(field, 2);
-    if (s.length < 43) {
-      // At most 3 bytes a UTF-16 unit: the length fits the one byte it is given.
-      this.room(1 + s.length * 3);
-      const n = this.buf.write(s, this.pos + 1);
-      this.buf[this.pos] = n;
-      this.pos += 1 + n;
+    const len = s.length;
+    if (len < 43) {
+      // At most 3 bytes a UTF-16 unit: the length fits the one byte it is given. ASCII is copied
+      // here (most names and values are short ASCII); anything else is encoded by Buffer.
+      this.room(1 + len * 3);
+      const b = this.buf;
+      const at = this.pos + 1;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 127) break;
+        b[at + i] = c;
+      }
+      const n = i === len ? len : i + b.write(s.slice(i), at + i);
+      b[this.pos] = n;
+      this.pos = at + n;
       return;
     }
     const n = Buffer.byteLength(s);
@@ -82,14 +97,15 @@ export class ProtoWriter {
     this.pos += this.buf.write(s, this.pos, n);
   }
 
-  /** A hex id as `bytes` of `size` bytes (zero-filled where the text is short or not hex). */
+  /** A hex id as `bytes` of `size` bytes (a digit that is not hex counts as 0; a short id is zero-filled). */
   hexId(field: number, id: string, size: number): void {
     this.tag(field, 2);
     this.room(1 + size);
-    this.buf[this.pos++] = size;
-    const n = this.buf.write(id, this.pos, size, 'hex');
-    if (n < size) this.buf.fill(0, this.pos + n, this.pos + size);
-    this.pos += size;
+    const b = this.buf;
+    let p = this.pos;
+    b[p++] = size;
+    for (let i = 0; i < size; i++) b[p++] = (HEX_DIGIT[id.charCodeAt(2 * i) & 255] << 4) | HEX_DIGIT[id.charCodeAt(2 * i + 1) & 255];
+    this.pos = p;
   }
 
   bytes(field: number, value: Uint8Array): void {
@@ -112,11 +128,18 @@ export class ProtoWriter {
     this.pos = this.buf.writeDoubleLE(v, this.pos);
   }
 
-  /** An HrTime as fixed64 nanoseconds since the epoch. */
+  /** An HrTime as fixed64 nanoseconds since the epoch (exact: computed in 16-bit parts, below 2^53). */
   time(field: number, t: HrTime): void {
     this.tag(field, 1);
     this.room(8);
-    this.pos = this.buf.writeBigUInt64LE(BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]), this.pos);
+    const [seconds, nanos] = t;
+    // seconds * 1e9 + nanos = high * 2^16 * 1e9 + low * 1e9 + nanos, seconds = high * 2^16 + low.
+    const a = Math.floor(seconds / 65536) * 1e9;
+    const b = (seconds % 65536) * 1e9 + nanos;
+    const lo = (a % 65536) * 65536 + (b % 4294967296);
+    const hi = Math.floor(a / 65536) + Math.floor(b / 4294967296) + Math.floor(lo / 4294967296);
+    this.buf.writeUInt32LE(lo % 4294967296, this.pos);
+    this.pos = this.buf.writeUInt32LE(hi >>> 0, this.pos + 4);
   }
 
   /** Starts a length-delimited message; end() with what it returns closes it. */
