@@ -101,7 +101,7 @@ export class Relay {
       const traced = opts.trace ? startAttempt(opts.trace, model.config.kind, model.id, target, tried, opts.keyId) : null;
       if (traced) {
         target.traceparent = traced.traceparent;
-        if (traced.tracestate) target.tracestate = traced.tracestate;
+        target.tracestate = traced.tracestate || undefined;
       }
       try {
         const result = await attempt(target);

@@ -26,5 +26,8 @@ export function targetFor(channel: ChannelConfig, model: string): Target {
     apiSecret: channel.api_secret ?? '',
     upstreamModel: channel.model_map[model] ?? model,
     settings: channel.settings ?? {},
+    // Present from the start (every target one shape, traced or not).
+    traceparent: undefined,
+    tracestate: undefined,
   };
 }
