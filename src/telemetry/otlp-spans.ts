@@ -381,7 +381,16 @@ export class EncodingSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.stopped || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    writeSpan(this.groupOf(span.resource, span.instrumentationScope).spans, 2, span);
+    const w = this.groupOf(span.resource, span.instrumentationScope).spans;
+    const mark = w.pos;
+    try {
+      writeSpan(w, 2, span);
+    } catch (err) {
+      // A span that cannot be written is left out whole: the batch stays well-formed.
+      w.pos = mark;
+      globalErrorHandler(err as Error);
+      return;
+    }
     this.count++;
     if (this.count >= this.opts.maxBatch) this.flush();
     else if (!this.timer) {

@@ -125,6 +125,9 @@ describe('OTLP protobuf spans', () => {
     const p = new EncodingSpanProcessor(sender, { delayMs: 50, maxBatch: 3 });
     const unsampled = Object.create(list[1], { spanContext: { value: () => ({ ...list[1].spanContext(), traceFlags: TraceFlags.NONE }) } }) as ReadableSpan;
     p.onEnd(unsampled);
+    // A span that fails half-way through its writing is left out whole.
+    const broken = Object.create(list[0], { attributes: { get: () => ({ fine: 1, get bad(): string { throw new Error('unreadable') } }) } }) as ReadableSpan;
+    p.onEnd(broken);
     for (const s of list.slice(0, 3)) p.onEnd(s);
     expect(sent.map((b) => b.count)).toEqual([3]);
     p.onEnd(list[3]);
