@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
 
-// The messages of opentelemetry/proto/{collector/trace,trace,common,resource}/v1 a test reads.
+// The messages of opentelemetry/proto/{collector/trace,trace,common,resource}/v1, every field of the trace ones.
 const OTLP_TRACE_PROTO = `
 syntax = "proto3";
 package otlp;
@@ -13,20 +13,20 @@ message ArrayValue { repeated AnyValue values = 1; }
 message KeyValueList { repeated KeyValue values = 1; }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
-message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3; }
+message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
 message Status { string message = 2; int32 code = 3; }
-message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; }
-message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; repeated KeyValue attributes = 4; }
+message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
+message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; repeated KeyValue attributes = 4; uint32 dropped_attributes_count = 5; fixed32 flags = 6; }
 message Span {
   bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
-  fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9;
-  repeated Event events = 11; repeated Link links = 13; Status status = 15; fixed32 flags = 16;
+  fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; uint32 dropped_attributes_count = 10;
+  repeated Event events = 11; uint32 dropped_events_count = 12; repeated Link links = 13; uint32 dropped_links_count = 14; Status status = 15; fixed32 flags = 16;
 }
 message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
 `;
-const ExportTrace = protobuf.parse(OTLP_TRACE_PROTO, { keepCase: true }).root.lookupType('otlp.ExportTraceServiceRequest');
+export const ExportTrace = protobuf.parse(OTLP_TRACE_PROTO, { keepCase: true }).root.lookupType('otlp.ExportTraceServiceRequest');
 
 export type Attrs = Record<string, unknown>;
 

@@ -1,37 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import protobuf from 'protobufjs';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createTraceState, trace, type Attributes } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { ExportTrace } from '../helpers/otlp-receiver.js';
 import { EncodingSpanProcessor, ProtoWriter, exportRequest, writeSpan, type EncodedSpans } from '../../src/telemetry/otlp-spans.js';
 
 // The spans the http/protobuf path writes as they end must decode to what the SDK's own OTLP
-// serializer makes of the same spans: both are decoded here with the OTLP trace schema, every field.
+// serializer makes of the same spans: both are decoded with the OTLP trace schema, every field.
 
-const SCHEMA = `
-syntax = "proto3";
-package t;
-message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; KeyValueList kvlist_value = 6; bytes bytes_value = 7; } }
-message ArrayValue { repeated AnyValue values = 1; }
-message KeyValueList { repeated KeyValue values = 1; }
-message KeyValue { string key = 1; AnyValue value = 2; }
-message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
-message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
-message Status { string message = 2; int32 code = 3; }
-message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
-message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; repeated KeyValue attributes = 4; uint32 dropped_attributes_count = 5; fixed32 flags = 6; }
-message Span {
-  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
-  fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; uint32 dropped_attributes_count = 10;
-  repeated Event events = 11; uint32 dropped_events_count = 12; repeated Link links = 13; uint32 dropped_links_count = 14; Status status = 15; fixed32 flags = 16;
-}
-message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
-message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-`;
-const ExportTrace = protobuf.parse(SCHEMA, { keepCase: true }).root.lookupType('t.ExportTraceServiceRequest');
 const decode = (body: Uint8Array) => ExportTrace.toObject(ExportTrace.decode(body), { longs: String, bytes: String, defaults: true });
 
 /** Spans of every shape the gateway makes and then some, from a real SDK tracer. */
