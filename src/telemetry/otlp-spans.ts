@@ -19,7 +19,7 @@ import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 // uint32 dropped_attributes_count = 10; repeated Event events = 11; uint32 dropped_events_count = 12;
 // repeated Link links = 13; uint32 dropped_links_count = 14; Status status = 15; fixed32 flags = 16 }.
 
-/** A hex digit's value by character code (0 for anything that is not one). */
+/** A hex digit's value by character code (0 for anything that is not one; undefined, taken as 0, past 255). */
 const HEX_DIGIT = new Uint8Array(256);
 for (let i = 0; i < 10; i++) HEX_DIGIT[48 + i] = i;
 for (let i = 0; i < 6; i++) HEX_DIGIT[97 + i] = HEX_DIGIT[65 + i] = 10 + i;
@@ -104,16 +104,14 @@ export class ProtoWriter {
     const b = this.buf;
     let p = this.pos;
     b[p++] = size;
-    for (let i = 0; i < size; i++) b[p++] = (HEX_DIGIT[id.charCodeAt(2 * i) & 255] << 4) | HEX_DIGIT[id.charCodeAt(2 * i + 1) & 255];
+    for (let i = 0; i < size; i++) b[p++] = (HEX_DIGIT[id.charCodeAt(2 * i)] << 4) | HEX_DIGIT[id.charCodeAt(2 * i + 1)];
     this.pos = p;
   }
 
   bytes(field: number, value: Uint8Array): void {
     this.tag(field, 2);
     this.varint(value.length);
-    this.room(value.length);
-    this.buf.set(value, this.pos);
-    this.pos += value.length;
+    this.raw(value);
   }
 
   fixed32(field: number, v: number): void {
@@ -151,7 +149,7 @@ export class ProtoWriter {
 
   /** Closes the message begun at `at`: its length goes before it (the body moves when it needs more than one byte). */
   end(at: number): void {
-    let len = this.pos - at - 1;
+    const len = this.pos - at - 1;
     if (len < 128) {
       this.buf[at] = len;
       return;
@@ -160,13 +158,10 @@ export class ProtoWriter {
     for (let v = len; v > 127; v >>>= 7) size++;
     this.room(size - 1);
     this.buf.copyWithin(at + size, at + 1, this.pos);
-    this.pos += size - 1;
-    let p = at;
-    while (len > 127) {
-      this.buf[p++] = (len & 127) | 128;
-      len >>>= 7;
-    }
-    this.buf[p] = len;
+    const end = this.pos + size - 1;
+    this.pos = at;
+    this.varint(len);
+    this.pos = end;
   }
 
   /** Bytes copied in as they are (already whole fields). */
